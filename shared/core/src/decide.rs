@@ -1,0 +1,228 @@
+//! The one place where headroom decides what a target's bounds should be. Pure: no I/O, no clock,
+//! no AWS types. Everything it needs comes in as arguments, everything it wants done goes out in
+//! the `Decision`, which the reconcile step applies.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::claim::{Claim, ClaimNow, ClaimSource};
+use crate::duration::Span;
+use crate::ids::ScalableTargetId;
+use crate::peaks::peak_claims;
+use crate::plan::TargetPlan;
+use crate::state::{Drift, TargetState};
+
+/// A scalable target's bounds as headroom steers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bounds {
+    pub min: u32,
+    pub max: u32,
+    /// AAS `SuspendedState.DynamicScalingInSuspended`.
+    pub suspend_scale_in: bool,
+}
+
+/// AAS's three suspension flags. headroom steers only dynamic scale-in and passes the other two
+/// through as it finds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Suspended {
+    pub dynamic_in: bool,
+    pub dynamic_out: bool,
+    pub scheduled: bool,
+}
+
+/// What Application Auto Scaling reports for a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observed {
+    pub id: ScalableTargetId,
+    pub min: u32,
+    pub max: u32,
+    pub suspended: Suspended,
+}
+
+impl Observed {
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            min: self.min,
+            max: self.max,
+            suspend_scale_in: self.suspended.dynamic_in,
+        }
+    }
+}
+
+/// What the reconcile step must do to AAS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// Nothing differs: no AWS call.
+    None,
+    /// RegisterScalableTarget with these values.
+    Register { min: u32, max: u32, suspended: Suspended },
+    /// The operator paused headroom on this target: leave it alone.
+    Paused { until: DateTime<Utc> },
+}
+
+/// The decision for one target at one instant, with everything the log needs to explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub target: ScalableTargetId,
+    pub at: DateTime<Utc>,
+    pub action: Action,
+    pub desired: Bounds,
+    pub observed: Option<Bounds>,
+    /// The claim that sets the floor, if any claim is above the base minimum.
+    pub winner: Option<ClaimSource>,
+    /// Every live claim and what it asks now.
+    pub claims: Vec<ClaimNow>,
+    pub lead_time: Span,
+    /// Set when someone changed the target's bounds outside headroom.
+    pub drift: Option<Drift>,
+    pub reasons: Vec<String>,
+    /// The state to store (expired claims pruned, last applied bounds recorded).
+    #[serde(skip)]
+    pub next_state: TargetState,
+}
+
+impl Decision {
+    /// Whether the stored state must be written.
+    pub fn state_changed(&self, before: &TargetState) -> bool {
+        !self.next_state.same_content(before)
+    }
+
+    /// Whether this decision is worth a decision-log record: it changes AWS, or it found drift.
+    pub fn worth_logging(&self) -> bool {
+        matches!(self.action, Action::Register { .. }) || self.drift.is_some()
+    }
+}
+
+/// Effective bounds from the base plan and the live claims: MinCapacity is the largest live floor,
+/// never below the base minimum and never above MaxCapacity; scale-in is suspended while any live
+/// claim asks for it. Claim order does not matter.
+pub fn arbitrate(target: &TargetPlan, claims: &[ClaimNow]) -> (Bounds, Option<ClaimSource>) {
+    let top = claims
+        .iter()
+        .filter(|c| c.floor > target.min_capacity)
+        .max_by(|a, b| a.floor.cmp(&b.floor).then_with(|| b.source.cmp(&a.source)));
+    let floor = top.map_or(target.min_capacity, |c| c.floor);
+    let bounds = Bounds {
+        min: floor.clamp(target.min_capacity, target.max_capacity),
+        max: target.max_capacity,
+        suspend_scale_in: claims.iter().any(|c| c.suspend_scale_in),
+    };
+    (bounds, top.map(|c| c.source.clone()))
+}
+
+/// Every claim live at `now`: the stored ones and those derived from the plan's peaks. A stored
+/// claim and a derived one from the same source both count (an explicit peak event may name a
+/// plan peak); arbitration takes the larger.
+pub fn live_claims(target: &TargetPlan, stored: &[Claim], lead_time: Span, now: DateTime<Utc>) -> Vec<ClaimNow> {
+    let derived = peak_claims(target, lead_time, now);
+    let mut live: Vec<ClaimNow> = stored.iter().chain(derived.iter()).filter_map(|c| c.at(now)).collect();
+    live.sort_by(|a, b| b.floor.cmp(&a.floor).then_with(|| a.source.cmp(&b.source)));
+    live
+}
+
+/// Decides one target. `observed` is `None` when AAS has no such scalable target yet.
+pub fn decide(
+    target: &TargetPlan,
+    observed: Option<&Observed>,
+    state: &TargetState,
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Decision {
+    let mut next = state.clone();
+    next.prune(now);
+    let claims = live_claims(target, &next.claims, lead_time, now);
+    let (desired, winner) = arbitrate(target, &claims);
+    let mut reasons = Vec::new();
+    match &winner {
+        Some(source) => {
+            let c = claims.iter().find(|c| &c.source == source);
+            reasons.push(format!(
+                "min {} from {source}: {}",
+                desired.min,
+                c.map_or("", |c| c.reason.as_str())
+            ));
+        }
+        None => reasons.push(format!("min {} is the plan's base minimum", desired.min)),
+    }
+    if desired.suspend_scale_in {
+        let by: Vec<String> = claims.iter().filter(|c| c.suspend_scale_in).map(|c| c.source.to_string()).collect();
+        reasons.push(format!("scale-in suspended by {}", by.join(", ")));
+    }
+
+    let observed_bounds = observed.map(Observed::bounds);
+    // Drift: AAS holds bounds that neither headroom applied last nor wants now.
+    let drift = match (observed_bounds, next.last_applied) {
+        (Some(seen), Some(applied)) if seen != applied && seen != desired => Some(Drift {
+            detected_at: now,
+            observed: seen,
+            expected: applied,
+        }),
+        _ => None,
+    };
+
+    if let Some(pause) = next.paused_at(now) {
+        reasons.push(format!("paused until {}: {}", pause.until.to_rfc3339(), pause.reason));
+        let action = Action::Paused { until: pause.until };
+        next.drift = drift.clone().or(next.drift.take());
+        return Decision {
+            target: target.id.clone(),
+            at: now,
+            action,
+            desired,
+            observed: observed_bounds,
+            winner,
+            claims,
+            lead_time,
+            drift,
+            reasons,
+            next_state: next,
+        };
+    }
+
+    let action = match observed {
+        None => {
+            reasons.push("the target is not registered with Application Auto Scaling: registering it".into());
+            Action::Register {
+                min: desired.min,
+                max: desired.max,
+                suspended: Suspended {
+                    dynamic_in: desired.suspend_scale_in,
+                    ..Suspended::default()
+                },
+            }
+        }
+        Some(o) if o.bounds() != desired => Action::Register {
+            min: desired.min,
+            max: desired.max,
+            suspended: Suspended {
+                dynamic_in: desired.suspend_scale_in,
+                ..o.suspended
+            },
+        },
+        Some(_) => Action::None,
+    };
+    if let Some(d) = &drift {
+        reasons.push(format!(
+            "drift: AAS has min {} max {} but headroom last set min {} max {}; restoring",
+            d.observed.min, d.observed.max, d.expected.min, d.expected.max
+        ));
+        next.drift = Some(d.clone());
+    } else if observed_bounds == Some(desired) || matches!(action, Action::Register { .. }) {
+        next.drift = None;
+    }
+    next.last_applied = Some(desired);
+    Decision {
+        target: target.id.clone(),
+        at: now,
+        action,
+        desired,
+        observed: observed_bounds,
+        winner,
+        claims,
+        lead_time,
+        drift,
+        reasons,
+        next_state: next,
+    }
+}

@@ -1,0 +1,27 @@
+//! headroom's core: the plan, capacity claims, the pure decision, and the ports through which the
+//! edges (Lambda handlers, the CLI, the simulator) observe and change the world.
+//!
+//! A newcomer changing a rule reads `decide.rs` (arbitration, drift, pause), `peaks.rs` (peak
+//! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`
+//! and `review.rs`. None of these does I/O.
+
+pub mod claim;
+pub mod cron;
+pub mod decide;
+pub mod duration;
+pub mod ids;
+pub mod lead_time;
+pub mod log;
+pub mod memory;
+pub mod peaks;
+pub mod plan;
+pub mod ports;
+pub mod reconcile;
+pub mod state;
+
+pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
+pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};
+pub use duration::Span;
+pub use ids::{ComponentName, EndpointName, IdError, ScalableTargetId, VariantName};
+pub use plan::{parse_plan, Plan, PlanError, TargetPlan};
+pub use state::TargetState;

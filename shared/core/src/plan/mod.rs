@@ -1,0 +1,9 @@
+//! The plan: which targets headroom manages and what each feature may do to them.
+
+mod file;
+mod model;
+mod validate;
+
+pub use file::PlanFile;
+pub use model::*;
+pub use validate::{parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_LEAD_TIME, DEFAULT_RAMP, LONGEST_HOLD};

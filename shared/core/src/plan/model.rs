@@ -1,0 +1,132 @@
+//! The checked plan: what headroom manages and how. Every value here has passed validation, so
+//! the decision code never re-checks a bound or re-parses a name.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use crate::claim::Ramp;
+use crate::cron::Cron;
+use crate::duration::Span;
+use crate::ids::ScalableTargetId;
+
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub targets: Vec<TargetPlan>,
+}
+
+impl Plan {
+    pub fn target(&self, id: &ScalableTargetId) -> Option<&TargetPlan> {
+        self.targets.iter().find(|t| &t.id == id)
+    }
+
+    pub fn ids(&self) -> Vec<ScalableTargetId> {
+        self.targets.iter().map(|t| t.id.clone()).collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    pub id: ScalableTargetId,
+    pub min_capacity: u32,
+    pub max_capacity: u32,
+    /// The configured lead time: used as is until measurements exist (see `lead_time.rs`).
+    pub lead_time: Span,
+    pub measured_lead_time: MeasuredLeadTime,
+    /// How peak claims let go after the peak ends.
+    pub ramp_down: Ramp,
+    pub peaks: Vec<Peak>,
+    pub guard: Option<GuardPolicy>,
+    pub wake: Option<WakePolicy>,
+    pub review: ReviewPolicy,
+}
+
+#[derive(Debug, Clone)]
+pub struct Peak {
+    pub name: String,
+    pub when: PeakWhen,
+    pub duration: Span,
+    pub floor: u32,
+    pub suspend_scale_in: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum PeakWhen {
+    Recurring { cron: Cron, timezone: Tz },
+    Once(DateTime<Utc>),
+}
+
+/// How a measured lead time replaces the configured one (the deployment watcher measures).
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasuredLeadTime {
+    pub percentile: u8,
+    pub margin: f64,
+    pub min: Span,
+    pub max: Span,
+    pub min_samples: u32,
+    /// Whether scale-outs measured under an earlier model identity still count.
+    pub count_previous_models: bool,
+}
+
+impl Default for MeasuredLeadTime {
+    fn default() -> Self {
+        Self {
+            percentile: 90,
+            margin: 1.25,
+            min: Span::minutes(2),
+            max: Span::minutes(45),
+            min_samples: 3,
+            count_previous_models: false,
+        }
+    }
+}
+
+/// Which capacity a burst guard holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardFloor {
+    /// The highest desired count seen while the alarm is in ALARM.
+    HighWater,
+    /// The desired count when the alarm fired.
+    Current,
+}
+
+#[derive(Debug, Clone)]
+pub struct GuardPolicy {
+    pub alarms: Vec<String>,
+    pub hold: Span,
+    pub max_duration: Span,
+    pub suspend_scale_in: bool,
+    pub step_down: Ramp,
+    pub floor: GuardFloor,
+}
+
+#[derive(Debug, Clone)]
+pub struct WakePolicy {
+    pub alarms: Vec<String>,
+    pub capacity: u32,
+    pub quiet_period: Span,
+    pub max_duration: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReviewPolicy {
+    pub enabled: bool,
+    pub tag_endpoint: bool,
+}
+
+impl Default for ReviewPolicy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            tag_endpoint: true,
+        }
+    }
+}
+
+/// Alarm names in a plan may be given as names or ARNs; an ARN's last segment is the name.
+pub fn alarm_matches(configured: &str, alarm_name: &str, alarm_arn: Option<&str>) -> bool {
+    configured == alarm_name
+        || alarm_arn == Some(configured)
+        || configured.rsplit(':').next() == Some(alarm_name) && configured.starts_with("arn:")
+}

@@ -1,0 +1,475 @@
+//! From the file to the checked model. Every problem is collected (not just the first) and names
+//! the file, the field and what to do.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use super::file::{PlanFile, RampFile, TargetFile};
+use super::model::*;
+use crate::claim::Ramp;
+use crate::cron::Cron;
+use crate::duration::Span;
+use crate::ids::ScalableTargetId;
+
+/// Defaults for what a plan leaves out. Documented in the README's plan section.
+pub const DEFAULT_LEAD_TIME: Span = Span::minutes(15);
+pub const DEFAULT_RAMP: Ramp = Ramp { step: Span::minutes(10), keep_percent: 50 };
+/// No claim may hold longer than this: a lost event must never pin capacity for long.
+pub const LONGEST_HOLD: Span = Span::hours(7 * 24);
+
+/// One problem in a plan file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanIssue {
+    pub field: String,
+    pub problem: String,
+}
+
+/// A plan that cannot be used, with every problem found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct PlanError {
+    pub file: String,
+    pub issues: Vec<PlanIssue>,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plan {} is invalid:", self.file)?;
+        for issue in &self.issues {
+            write!(f, "\n  - {}: {}", issue.field, issue.problem)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses and validates a plan. `file` is only used to name the plan in errors.
+pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
+    let raw: PlanFile = toml::from_str(text).map_err(|e| PlanError {
+        file: file.to_owned(),
+        issues: vec![PlanIssue {
+            field: e
+                .span()
+                .map(|s| format!("line {}", line_of(text, s.start)))
+                .unwrap_or_else(|| "file".into()),
+            problem: e.message().to_owned(),
+        }],
+    })?;
+    let mut v = Validator::default();
+    let plan = v.plan(&raw);
+    if v.issues.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanError {
+            file: file.to_owned(),
+            issues: v.issues,
+        })
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[derive(Default)]
+struct Validator {
+    issues: Vec<PlanIssue>,
+}
+
+impl Validator {
+    fn fail(&mut self, field: impl Into<String>, problem: impl Into<String>) {
+        self.issues.push(PlanIssue {
+            field: field.into(),
+            problem: problem.into(),
+        });
+    }
+
+    fn plan(&mut self, raw: &PlanFile) -> Plan {
+        if raw.version != 1 {
+            self.fail("version", format!("is {}; this headroom reads version 1", raw.version));
+        }
+        let default_tz = raw.defaults.timezone.as_deref().map_or(Some(chrono_tz::UTC), |tz| {
+            self.timezone("defaults.timezone", tz)
+        });
+        let default_ramp = raw
+            .defaults
+            .ramp_down
+            .as_ref()
+            .map_or(DEFAULT_RAMP, |r| self.ramp("defaults.ramp_down", r));
+        let default_lead = raw.defaults.lead_time.unwrap_or(DEFAULT_LEAD_TIME);
+        self.bounded_span("defaults.lead_time", default_lead, Span::hours(24));
+
+        let mut seen = HashSet::new();
+        let mut targets = Vec::new();
+        for (i, t) in raw.targets.iter().enumerate() {
+            let at = format!("target[{i}]");
+            if let Some(target) = self.target(&at, t, default_tz.unwrap_or(chrono_tz::UTC), default_ramp, default_lead) {
+                if !seen.insert(target.id.clone()) {
+                    self.fail(
+                        format!("{at}.resource_id"),
+                        format!("{} is listed twice; keep one entry per target", target.id),
+                    );
+                }
+                targets.push(target);
+            }
+        }
+        Plan { targets }
+    }
+
+    fn target(
+        &mut self,
+        at: &str,
+        t: &TargetFile,
+        default_tz: Tz,
+        default_ramp: Ramp,
+        default_lead: Span,
+    ) -> Option<TargetPlan> {
+        let id: Option<ScalableTargetId> = match t.resource_id.parse() {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.fail(format!("{at}.resource_id"), e.to_string());
+                None
+            }
+        };
+        if t.max_capacity == 0 {
+            self.fail(format!("{at}.max_capacity"), "must be at least 1");
+        }
+        if t.min_capacity > t.max_capacity {
+            self.fail(
+                format!("{at}.min_capacity"),
+                format!("{} is above max_capacity {}", t.min_capacity, t.max_capacity),
+            );
+        }
+        let lead_time = t.lead_time.unwrap_or(default_lead);
+        self.bounded_span(&format!("{at}.lead_time"), lead_time, Span::hours(24));
+        let ramp_down = t
+            .ramp_down
+            .as_ref()
+            .map_or(default_ramp, |r| self.ramp(&format!("{at}.ramp_down"), r));
+
+        let mut names = HashSet::new();
+        let mut peaks = Vec::new();
+        for (j, p) in t.peaks.iter().enumerate() {
+            let pat = format!("{at}.peak[{j}]");
+            if !valid_claim_name(&p.name) {
+                self.fail(
+                    format!("{pat}.name"),
+                    format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name),
+                );
+            } else if !names.insert(p.name.clone()) {
+                self.fail(format!("{pat}.name"), format!("{:?} is used twice in this target", p.name));
+            }
+            if p.floor > t.max_capacity {
+                self.fail(
+                    format!("{pat}.floor"),
+                    format!("{} is above the target's max_capacity {}", p.floor, t.max_capacity),
+                );
+            }
+            if p.duration.as_secs() <= 0 {
+                self.fail(format!("{pat}.duration"), "must be longer than zero");
+            }
+            self.bounded_span(&format!("{pat}.duration"), p.duration, LONGEST_HOLD);
+            let when = match (&p.cron, &p.at) {
+                (Some(expr), None) => {
+                    let tz = p
+                        .timezone
+                        .as_deref()
+                        .map_or(Some(default_tz), |tz| self.timezone(&format!("{pat}.timezone"), tz));
+                    match Cron::parse(expr) {
+                        Ok(cron) => tz.map(|timezone| PeakWhen::Recurring { cron, timezone }),
+                        Err(e) => {
+                            self.fail(format!("{pat}.cron"), e);
+                            None
+                        }
+                    }
+                }
+                (None, Some(at_text)) => {
+                    if p.timezone.is_some() {
+                        self.fail(
+                            format!("{pat}.timezone"),
+                            "applies to `cron` only; give `at` with its offset (RFC 3339)",
+                        );
+                    }
+                    match DateTime::parse_from_rfc3339(at_text) {
+                        Ok(t) => Some(PeakWhen::Once(t.with_timezone(&Utc))),
+                        Err(e) => {
+                            self.fail(
+                                format!("{pat}.at"),
+                                format!("{at_text:?} is not RFC 3339 ({e}); write e.g. 2026-12-01T18:00:00Z"),
+                            );
+                            None
+                        }
+                    }
+                }
+                _ => {
+                    self.fail(&pat, "give exactly one of `cron` (recurring) or `at` (one-time)");
+                    None
+                }
+            };
+            if let Some(when) = when {
+                peaks.push(Peak {
+                    name: p.name.clone(),
+                    when,
+                    duration: p.duration,
+                    floor: p.floor,
+                    suspend_scale_in: p.suspend_scale_in,
+                });
+            }
+        }
+
+        let measured_lead_time = self.measured(at, t);
+        let guard = t.guard.as_ref().map(|g| {
+            let gat = format!("{at}.guard");
+            self.alarm_list(&gat, &g.alarms);
+            let hold = g.hold.unwrap_or(Span::minutes(15));
+            let max_duration = g.max_duration.unwrap_or(Span::hours(6));
+            self.bounded_span(&format!("{gat}.hold"), hold, LONGEST_HOLD);
+            self.bounded_span(&format!("{gat}.max_duration"), max_duration, LONGEST_HOLD);
+            if max_duration.as_secs() <= 0 {
+                self.fail(format!("{gat}.max_duration"), "must be longer than zero");
+            }
+            let floor = match g.floor.as_deref() {
+                None | Some("high_water") => GuardFloor::HighWater,
+                Some("current") => GuardFloor::Current,
+                Some(other) => {
+                    self.fail(format!("{gat}.floor"), format!("{other:?} is unknown: use high_water or current"));
+                    GuardFloor::HighWater
+                }
+            };
+            GuardPolicy {
+                alarms: g.alarms.clone(),
+                hold,
+                max_duration,
+                suspend_scale_in: g.suspend_scale_in.unwrap_or(true),
+                step_down: g
+                    .step_down
+                    .as_ref()
+                    .map_or(DEFAULT_RAMP, |r| self.ramp(&format!("{gat}.step_down"), r)),
+                floor,
+            }
+        });
+        let wake = t.wake.as_ref().map(|w| {
+            let wat = format!("{at}.wake");
+            self.alarm_list(&wat, &w.alarms);
+            let capacity = w.capacity.unwrap_or(1);
+            if capacity == 0 || capacity > t.max_capacity {
+                self.fail(
+                    format!("{wat}.capacity"),
+                    format!("{capacity} must be between 1 and max_capacity {}", t.max_capacity),
+                );
+            }
+            let quiet_period = w.quiet_period.unwrap_or(Span::minutes(15));
+            let max_duration = w.max_duration.unwrap_or(Span::hours(2));
+            self.bounded_span(&format!("{wat}.quiet_period"), quiet_period, LONGEST_HOLD);
+            self.bounded_span(&format!("{wat}.max_duration"), max_duration, LONGEST_HOLD);
+            if max_duration.as_secs() <= 0 {
+                self.fail(format!("{wat}.max_duration"), "must be longer than zero");
+            }
+            WakePolicy {
+                alarms: w.alarms.clone(),
+                capacity,
+                quiet_period,
+                max_duration,
+            }
+        });
+        let review = t.review.as_ref().map_or_else(ReviewPolicy::default, |r| ReviewPolicy {
+            enabled: r.enabled.unwrap_or(true),
+            tag_endpoint: r.tag_endpoint.unwrap_or(true),
+        });
+
+        Some(TargetPlan {
+            id: id?,
+            min_capacity: t.min_capacity,
+            max_capacity: t.max_capacity,
+            lead_time,
+            measured_lead_time,
+            ramp_down,
+            peaks,
+            guard,
+            wake,
+            review,
+        })
+    }
+
+    fn measured(&mut self, at: &str, t: &TargetFile) -> MeasuredLeadTime {
+        let d = MeasuredLeadTime::default();
+        let Some(m) = &t.lead_time_measured else {
+            return d;
+        };
+        let mat = format!("{at}.lead_time_measured");
+        let out = MeasuredLeadTime {
+            percentile: m.percentile.unwrap_or(d.percentile),
+            margin: m.margin.unwrap_or(d.margin),
+            min: m.min.unwrap_or(d.min),
+            max: m.max.unwrap_or(d.max),
+            min_samples: m.min_samples.unwrap_or(d.min_samples),
+            count_previous_models: m.count_previous_models.unwrap_or(d.count_previous_models),
+        };
+        if !(1..=100).contains(&out.percentile) {
+            self.fail(format!("{mat}.percentile"), "must be between 1 and 100");
+        }
+        if !(1.0..=5.0).contains(&out.margin) {
+            self.fail(format!("{mat}.margin"), "must be between 1.0 and 5.0");
+        }
+        if out.min > out.max {
+            self.fail(format!("{mat}.min"), format!("{} is above max {}", out.min, out.max));
+        }
+        self.bounded_span(&format!("{mat}.max"), out.max, Span::hours(24));
+        if out.min_samples == 0 {
+            self.fail(format!("{mat}.min_samples"), "must be at least 1");
+        }
+        out
+    }
+
+    fn alarm_list(&mut self, at: &str, alarms: &[String]) {
+        if alarms.is_empty() {
+            self.fail(format!("{at}.alarms"), "name at least one alarm (name or ARN)");
+        }
+        if alarms.iter().any(|a| a.trim().is_empty()) {
+            self.fail(format!("{at}.alarms"), "an alarm name is empty");
+        }
+    }
+
+    fn ramp(&mut self, at: &str, r: &RampFile) -> Ramp {
+        if r.step.as_secs() <= 0 {
+            self.fail(format!("{at}.step"), "must be longer than zero");
+        }
+        self.bounded_span(&format!("{at}.step"), r.step, Span::hours(24));
+        if r.keep_percent > 99 {
+            self.fail(
+                format!("{at}.keep_percent"),
+                format!("{} must be between 0 and 99 (the share of the floor kept at each step)", r.keep_percent),
+            );
+        }
+        Ramp {
+            step: r.step,
+            keep_percent: r.keep_percent,
+        }
+    }
+
+    fn timezone(&mut self, at: &str, tz: &str) -> Option<Tz> {
+        match tz.parse::<Tz>() {
+            Ok(tz) => Some(tz),
+            Err(_) => {
+                self.fail(at, format!("{tz:?} is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)"));
+                None
+            }
+        }
+    }
+
+    fn bounded_span(&mut self, at: &str, span: Span, max: Span) {
+        if span > max {
+            self.fail(at, format!("{span} is longer than the allowed {max}"));
+        }
+    }
+}
+
+/// Names of peaks and claims: short, and safe inside DynamoDB sort keys and log lines.
+pub fn valid_claim_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+version = 1
+[defaults]
+lead_time = "25m"
+timezone = "Europe/Berlin"
+
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 1
+max_capacity = 8
+
+  [[target.peak]]
+  name = "morning"
+  cron = "0 9 * * MON-FRI"
+  duration = "2h"
+  floor = 6
+
+  [[target.peak]]
+  name = "launch"
+  at = "2026-12-01T18:00:00Z"
+  duration = "3h"
+  floor = 8
+"#;
+
+    #[test]
+    fn a_good_plan_parses_with_defaults_applied() {
+        let plan = parse_plan("good.toml", GOOD).unwrap();
+        let t = &plan.targets[0];
+        assert_eq!(t.lead_time, Span::minutes(25));
+        assert_eq!(t.ramp_down, DEFAULT_RAMP);
+        match &t.peaks[0].when {
+            PeakWhen::Recurring { timezone, .. } => assert_eq!(*timezone, chrono_tz::Europe::Berlin),
+            other => panic!("expected a recurring peak, got {other:?}"),
+        }
+        assert!(t.guard.is_none());
+    }
+
+    #[test]
+    fn every_problem_is_named_with_its_field() {
+        let bad = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat"
+min_capacity = 5
+max_capacity = 2
+  [[target.peak]]
+  name = "x y"
+  cron = "0 25 * * *"
+  timezone = "Mars/Olympus"
+  duration = "2h"
+  floor = 9
+"#;
+        let err = parse_plan("bad.toml", bad).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("plan bad.toml is invalid:"), "{text}");
+        for needle in [
+            "target[0].resource_id",
+            "target[0].min_capacity: 5 is above max_capacity 2",
+            "target[0].peak[0].name",
+            "target[0].peak[0].floor",
+            "target[0].peak[0].timezone",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_and_syntax_errors_name_the_line() {
+        let err = parse_plan("typo.toml", "version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\nmin_capacity = 1\nmax_capacity = 2\nmax_capcity = 3\n").unwrap_err();
+        assert!(err.to_string().contains("max_capcity"), "{err}");
+        assert!(err.to_string().contains("line"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_targets_and_peaks_both_cron_and_at_are_refused() {
+        let text = r#"
+version = 1
+[[target]]
+resource_id = "inference-component/ic"
+min_capacity = 0
+max_capacity = 2
+  [[target.peak]]
+  name = "p"
+  cron = "0 9 * * *"
+  at = "2026-12-01T18:00:00Z"
+  duration = "1h"
+  floor = 1
+[[target]]
+resource_id = "inference-component/ic"
+min_capacity = 0
+max_capacity = 2
+"#;
+        let text = parse_plan("dup.toml", text).unwrap_err().to_string();
+        assert!(text.contains("exactly one of `cron`"), "{text}");
+        assert!(text.contains("listed twice"), "{text}");
+    }
+}

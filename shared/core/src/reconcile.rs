@@ -1,0 +1,314 @@
+//! Observe, decide, apply. Every trigger ends here as "reconcile target X" (or all of them, for
+//! the tick). Applying is idempotent: AAS is called only when the decision differs from what AAS
+//! reports, state is written only when it changed, and a second run right after the first does
+//! nothing.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::decide::{decide, Action, Decision};
+use crate::ids::ScalableTargetId;
+use crate::lead_time::lead_time;
+use crate::log::DecisionRecord;
+use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
+use crate::ports::{PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
+use crate::state::TargetState;
+
+/// How often a conditional write may lose a race before the reconcile gives up (and the trigger
+/// retries later).
+const MAX_ATTEMPTS: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("failed to load the plan: {0}")]
+    LoadPlan(#[source] PortError),
+    #[error("no plan is stored: run `headroom plan apply FILE` first")]
+    NoPlan,
+    #[error("the stored plan (version {version}) no longer validates: {source}")]
+    BadStoredPlan {
+        version: u64,
+        #[source]
+        source: PlanError,
+    },
+    #[error("{target} is not managed by the plan: headroom leaves it alone")]
+    Unmanaged { target: String },
+    #[error("failed to {step} for {target}: {source}")]
+    Port {
+        target: String,
+        step: &'static str,
+        #[source]
+        source: PortError,
+    },
+    #[error("gave up on {target} after {MAX_ATTEMPTS} conflicting writes; the next trigger will try again")]
+    TooManyConflicts { target: String },
+}
+
+impl ReconcileError {
+    /// Whether the trigger should be retried (Lambda's retry, then its dead-letter destination).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::LoadPlan(e) | Self::Port { source: e, .. } => e.is_retryable(),
+            Self::TooManyConflicts { .. } => true,
+            Self::NoPlan | Self::BadStoredPlan { .. } | Self::Unmanaged { .. } => false,
+        }
+    }
+}
+
+/// A pure change an event makes to a target's state before the decision, identified by the
+/// event's idempotency key so that a duplicate has no second effect.
+pub struct EventChange<'a> {
+    pub key: String,
+    /// Applies the event; returns notes for the decision log (empty when it changed nothing).
+    pub apply: &'a (dyn Fn(&mut TargetState) -> Vec<String> + Send + Sync),
+}
+
+/// What one reconcile of one target did.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetOutcome {
+    pub decision: Decision,
+    /// The event was a duplicate and changed nothing.
+    pub duplicate: bool,
+    pub state_written: bool,
+    pub notes: Vec<String>,
+}
+
+/// What one tick did.
+#[derive(Debug, Default, Serialize)]
+pub struct TickReport {
+    pub plan_version: u64,
+    pub targets: usize,
+    pub registered: Vec<String>,
+    pub paused: Vec<String>,
+    pub drifted: Vec<String>,
+    pub state_writes: usize,
+    pub errors: Vec<TickFailure>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TickFailure {
+    pub target: String,
+    pub error: String,
+    pub retryable: bool,
+}
+
+impl TickReport {
+    pub fn has_retryable_errors(&self) -> bool {
+        self.errors.iter().any(|e| e.retryable)
+    }
+}
+
+/// Loads and validates the stored plan.
+pub async fn load_plan<S: StateStore>(store: &S) -> Result<(u64, Plan), ReconcileError> {
+    let stored = store.load_plan().await.map_err(ReconcileError::LoadPlan)?.ok_or(ReconcileError::NoPlan)?;
+    let plan = parse_plan(&format!("version {} ({})", stored.version, stored.source_name), &stored.text)
+        .map_err(|source| ReconcileError::BadStoredPlan {
+            version: stored.version,
+            source,
+        })?;
+    Ok((stored.version, plan))
+}
+
+fn port<'a>(target: &'a ScalableTargetId, step: &'static str) -> impl FnOnce(PortError) -> ReconcileError + 'a {
+    move |source| ReconcileError::Port {
+        target: target.to_string(),
+        step,
+        source,
+    }
+}
+
+/// Decides with the lead time in force for this target.
+fn decide_now(target: &TargetPlan, observed: Option<&crate::decide::Observed>, state: &TargetState, now: DateTime<Utc>) -> Decision {
+    let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+    decide(target, observed, state, lead.span, now)
+}
+
+/// Applies a decision: AAS first (idempotent), then the state (conditional), then the log.
+async fn apply<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    decision: &Decision,
+    before: &TargetState,
+    trigger: &str,
+    notes: &[String],
+    force_write: bool,
+) -> Result<(SaveOutcome, bool), ReconcileError> {
+    let id = &decision.target;
+    if let Action::Register { min, max, suspended } = decision.action {
+        aas.register(id, min, max, suspended).await.map_err(port(id, "register the scalable target"))?;
+    }
+    let mut written = false;
+    if force_write || decision.state_changed(before) {
+        let mut next = decision.next_state.clone();
+        next.version = before.version;
+        let token = format!("{trigger}@{}", decision.at.timestamp_millis());
+        match store.save_state(id, &next, &token).await.map_err(port(id, "save the target state"))? {
+            SaveOutcome::Saved => written = true,
+            SaveOutcome::Conflict => return Ok((SaveOutcome::Conflict, false)),
+        }
+    }
+    if decision.worth_logging() || !notes.is_empty() {
+        let record = DecisionRecord {
+            trigger: trigger.to_owned(),
+            decision: decision.clone(),
+            model: decision.next_state.model.clone(),
+            notes: notes.to_vec(),
+        };
+        log_decision(&record);
+        store.append_log(&record).await.map_err(port(id, "append the decision log"))?;
+    }
+    Ok((SaveOutcome::Saved, written))
+}
+
+/// The structured log line every change leaves, with the decision and its reasons as fields.
+fn log_decision(record: &DecisionRecord) {
+    let d = &record.decision;
+    tracing::info!(
+        target_id = %d.target,
+        trigger = %record.trigger,
+        action = ?d.action,
+        min = d.desired.min,
+        max = d.desired.max,
+        suspend_scale_in = d.desired.suspend_scale_in,
+        winner = d.winner.as_ref().map(ToString::to_string).unwrap_or_default(),
+        reasons = %d.reasons.join("; "),
+        notes = %record.notes.join("; "),
+        drift = d.drift.is_some(),
+        "headroom decision"
+    );
+}
+
+/// Reconciles one managed target, optionally applying an event's change to its state first.
+/// Re-reads and decides again when another invocation wrote in between.
+pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    target: &TargetPlan,
+    now: DateTime<Utc>,
+    trigger: &str,
+    change: Option<&EventChange<'_>>,
+) -> Result<TargetOutcome, ReconcileError> {
+    let id = &target.id;
+    for _ in 0..MAX_ATTEMPTS {
+        let ids = std::slice::from_ref(id);
+        let observed = aas.describe(ids).await.map_err(port(id, "describe the scalable target"))?;
+        let (_, before) = store
+            .load_states(ids)
+            .await
+            .map_err(port(id, "load the target state"))?
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| (id.clone(), TargetState::default()));
+        let mut state = before.clone();
+        let mut notes = Vec::new();
+        let mut duplicate = false;
+        if let Some(change) = change {
+            if state.has_seen(&change.key, now) {
+                duplicate = true;
+                notes.push(format!("event {} was already applied: no second effect", change.key));
+            } else {
+                notes.extend((change.apply)(&mut state));
+                state.mark_seen(&change.key, now);
+            }
+        }
+        let decision = decide_now(target, observed.iter().find(|o| &o.id == id), &state, now);
+        let force = change.is_some() && !duplicate;
+        let log_notes = if duplicate { Vec::new() } else { notes.clone() };
+        match apply(aas, store, &decision, &before, trigger, &log_notes, force).await? {
+            (SaveOutcome::Saved, written) => {
+                return Ok(TargetOutcome {
+                    decision,
+                    duplicate,
+                    state_written: written,
+                    notes,
+                })
+            }
+            (SaveOutcome::Conflict, _) => continue,
+        }
+    }
+    Err(ReconcileError::TooManyConflicts { target: id.to_string() })
+}
+
+/// Reconciles one target named by an event, refusing any target the plan does not manage.
+pub async fn reconcile_named<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    plan: &Plan,
+    id: &ScalableTargetId,
+    now: DateTime<Utc>,
+    trigger: &str,
+    change: Option<&EventChange<'_>>,
+) -> Result<TargetOutcome, ReconcileError> {
+    let target = plan.target(id).ok_or_else(|| ReconcileError::Unmanaged { target: id.to_string() })?;
+    reconcile_target(aas, store, target, now, trigger, change).await
+}
+
+/// The safety net: reconciles every managed target, a page of 50 at a time, with one
+/// DescribeScalableTargets call and one state read per page.
+pub async fn tick<A: ScalingTargets, S: StateStore>(aas: &A, store: &S, now: DateTime<Utc>) -> Result<TickReport, ReconcileError> {
+    let (plan_version, plan) = load_plan(store).await?;
+    Ok(tick_plan(aas, store, &plan, plan_version, now).await)
+}
+
+/// [`tick`] with a plan already in hand (the simulator and tests hold theirs).
+pub async fn tick_plan<A: ScalingTargets, S: StateStore>(aas: &A, store: &S, plan: &Plan, plan_version: u64, now: DateTime<Utc>) -> TickReport {
+    let mut report = TickReport {
+        plan_version,
+        targets: plan.targets.len(),
+        ..TickReport::default()
+    };
+    for page in plan.targets.chunks(DESCRIBE_PAGE) {
+        let ids: Vec<ScalableTargetId> = page.iter().map(|t| t.id.clone()).collect();
+        let (observed, states) = match (aas.describe(&ids).await, store.load_states(&ids).await) {
+            (Ok(o), Ok(s)) => (o, s),
+            (Err(e), _) | (_, Err(e)) => {
+                let retryable = e.is_retryable();
+                for id in &ids {
+                    report.errors.push(TickFailure {
+                        target: id.to_string(),
+                        error: format!("failed to observe the page: {e}"),
+                        retryable,
+                    });
+                }
+                continue;
+            }
+        };
+        for target in page {
+            let before = states
+                .iter()
+                .find(|(id, _)| id == &target.id)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default();
+            let decision = decide_now(target, observed.iter().find(|o| o.id == target.id), &before, now);
+            let result = match apply(aas, store, &decision, &before, "tick", &[], false).await {
+                Ok((SaveOutcome::Saved, written)) => Ok((decision, written)),
+                // Another invocation wrote this target meanwhile: redo it alone, from fresh reads.
+                Ok((SaveOutcome::Conflict, _)) => reconcile_target(aas, store, target, now, "tick", None)
+                    .await
+                    .map(|o| (o.decision, o.state_written)),
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok((decision, written)) => {
+                    let name = target.id.to_string();
+                    if written {
+                        report.state_writes += 1;
+                    }
+                    match decision.action {
+                        Action::Register { .. } => report.registered.push(name.clone()),
+                        Action::Paused { .. } => report.paused.push(name.clone()),
+                        Action::None => {}
+                    }
+                    if decision.drift.is_some() {
+                        report.drifted.push(name);
+                    }
+                }
+                Err(e) => report.errors.push(TickFailure {
+                    target: target.id.to_string(),
+                    retryable: e.is_retryable(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+    }
+    report
+}

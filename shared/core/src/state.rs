@@ -1,0 +1,156 @@
+//! What headroom remembers per target between invocations (stored in DynamoDB, or in memory in
+//! the simulator). Later features add fields with `#[serde(default)]`, so older items still load.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::claim::{Claim, ClaimSource};
+use crate::decide::Bounds;
+
+/// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
+/// covers EventBridge's and Lambda's retry windows with room to spare.
+pub const SEEN_EVENT_TTL_HOURS: i64 = 24;
+/// At most this many keys are kept per target; the oldest go first.
+pub const SEEN_EVENTS_KEPT: usize = 200;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetState {
+    /// Optimistic-concurrency version: 0 means never stored. Every save expects the version it
+    /// read and stores version + 1.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+    #[serde(default)]
+    pub pause: Option<Pause>,
+    /// The bounds headroom last applied, to tell a hand edit (drift) from our own change.
+    #[serde(default)]
+    pub last_applied: Option<Bounds>,
+    #[serde(default)]
+    pub drift: Option<Drift>,
+    /// Idempotency keys of events already applied to this target.
+    #[serde(default)]
+    pub seen_events: Vec<SeenEvent>,
+    /// Last transition applied per alarm name, to ignore stale and duplicate transitions.
+    #[serde(default)]
+    pub alarm_marks: BTreeMap<String, AlarmMark>,
+    /// Highest desired count seen while a guard alarm is in ALARM.
+    #[serde(default)]
+    pub high_water: Option<u32>,
+    /// Wake latency bookkeeping: when the backlog alarm woke the target, and how long capacity
+    /// took to be in service, most recent last.
+    #[serde(default)]
+    pub wake_pending_since: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub wake_latencies: Vec<WakeLatency>,
+    /// Measured scale-out durations (the deployment watcher fills these).
+    #[serde(default)]
+    pub lead_samples: Vec<LeadSample>,
+    /// Fingerprint of the model identity in force (the deployment watcher keeps it current).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Extension room for features that keep small per-target facts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    pub until: DateTime<Utc>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drift {
+    pub detected_at: DateTime<Utc>,
+    pub observed: Bounds,
+    pub expected: Bounds,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenEvent {
+    pub key: String,
+    pub until: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlarmMark {
+    pub state: String,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeLatency {
+    pub alarm_at: DateTime<Utc>,
+    pub in_service_at: DateTime<Utc>,
+    pub seconds: i64,
+}
+
+/// One measured scale-out: how long it took from the decision to capacity in service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeadSample {
+    pub ended_at: DateTime<Utc>,
+    pub seconds: i64,
+    /// Model identity fingerprint in force when it was measured.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Where it was measured: "aas-activity" or "endpoint-state".
+    pub source: String,
+}
+
+impl TargetState {
+    pub fn claim(&self, source: &ClaimSource) -> Option<&Claim> {
+        self.claims.iter().find(|c| &c.source == source)
+    }
+
+    /// Adds a claim, replacing any claim from the same source.
+    pub fn put_claim(&mut self, claim: Claim) {
+        self.claims.retain(|c| c.source != claim.source);
+        self.claims.push(claim);
+        self.claims.sort_by(|a, b| a.source.cmp(&b.source));
+    }
+
+    pub fn remove_claim(&mut self, source: &ClaimSource) -> Option<Claim> {
+        let i = self.claims.iter().position(|c| &c.source == source)?;
+        Some(self.claims.remove(i))
+    }
+
+    pub fn has_seen(&self, key: &str, now: DateTime<Utc>) -> bool {
+        self.seen_events.iter().any(|e| e.key == key && e.until > now)
+    }
+
+    pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {
+        self.seen_events.retain(|e| e.key != key);
+        self.seen_events.push(SeenEvent {
+            key: key.to_owned(),
+            until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
+        });
+        if self.seen_events.len() > SEEN_EVENTS_KEPT {
+            let excess = self.seen_events.len() - SEEN_EVENTS_KEPT;
+            self.seen_events.drain(..excess);
+        }
+    }
+
+    /// Drops what has expired: claims, pause, idempotency keys. Readers ignore expired items
+    /// themselves anyway; this keeps the stored item small.
+    pub fn prune(&mut self, now: DateTime<Utc>) {
+        self.claims.retain(|c| !c.is_expired(now));
+        if self.pause.as_ref().is_some_and(|p| p.until <= now) {
+            self.pause = None;
+        }
+        self.seen_events.retain(|e| e.until > now);
+    }
+
+    pub fn paused_at(&self, now: DateTime<Utc>) -> Option<&Pause> {
+        self.pause.as_ref().filter(|p| p.until > now)
+    }
+
+    /// Equal in everything but the version.
+    pub fn same_content(&self, other: &TargetState) -> bool {
+        let mut a = self.clone();
+        a.version = other.version;
+        &a == other
+    }
+}

@@ -1,0 +1,23 @@
+/// Why an event was refused. Each names the part that is wrong; no event that fails here causes
+/// any AWS call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error("unrecognised event: {hint}")]
+    Unrecognized { hint: String },
+    #[error("malformed {kind}: field `{field}` {problem}")]
+    Malformed {
+        kind: &'static str,
+        field: String,
+        problem: String,
+    },
+}
+
+impl EventError {
+    pub fn malformed(kind: &'static str, field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Malformed {
+            kind,
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}

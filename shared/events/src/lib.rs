@@ -1,0 +1,73 @@
+//! Every event headroom accepts, parsed at the edge into a domain [`Trigger`]. The parsers are
+//! lenient where AWS is loose (unknown fields, numbers as strings, missing optional parts) and
+//! strict where headroom defines the format (explicit peak events, pipeline hooks).
+
+pub mod alarm;
+pub mod error;
+pub mod pipeline;
+pub mod sagemaker;
+pub mod schedule;
+
+pub use error::EventError;
+
+/// What an event asks headroom to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// The periodic safety-net tick (EventBridge scheduled rule or Scheduler without input).
+    Tick(schedule::Tick),
+    /// An explicit peak from a user's EventBridge Scheduler schedule.
+    Peak(schedule::PeakEvent),
+    /// A CloudWatch alarm transition (EventBridge or direct alarm action).
+    Alarm(alarm::AlarmTransition),
+    /// A SageMaker endpoint, deployment or endpoint-config state change.
+    SageMaker(sagemaker::SageMakerEvent),
+    /// A deployment pipeline's own call.
+    Pipeline(pipeline::PipelineHook),
+}
+
+impl Trigger {
+    /// A short name for logs and errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Trigger::Tick(_) => "tick",
+            Trigger::Peak(_) => "peak event",
+            Trigger::Alarm(_) => "alarm transition",
+            Trigger::SageMaker(_) => "SageMaker state change",
+            Trigger::Pipeline(_) => "pipeline hook",
+        }
+    }
+}
+
+/// Parses any event headroom accepts, recognising it by its shape.
+pub fn parse_trigger(event: &serde_json::Value) -> Result<Trigger, EventError> {
+    let obj = event.as_object().ok_or_else(|| EventError::Unrecognized {
+        hint: "the event is not a JSON object".into(),
+    })?;
+    if let Some(kind) = obj.get("kind").and_then(|k| k.as_str()) {
+        return match kind {
+            schedule::PEAK_KIND => schedule::parse_peak(event).map(Trigger::Peak),
+            pipeline::PIPELINE_KIND => pipeline::parse(event).map(Trigger::Pipeline),
+            other => Err(EventError::Unrecognized {
+                hint: format!(
+                    "kind {other:?} is unknown: headroom accepts {:?} and {:?}",
+                    schedule::PEAK_KIND,
+                    pipeline::PIPELINE_KIND
+                ),
+            }),
+        };
+    }
+    if obj.contains_key("alarmData") {
+        return alarm::parse_direct(event).map(Trigger::Alarm);
+    }
+    match obj.get("detail-type").and_then(|d| d.as_str()) {
+        Some(schedule::SCHEDULED_DETAIL_TYPE) => schedule::parse_tick(event).map(Trigger::Tick),
+        Some(alarm::DETAIL_TYPE) => alarm::parse_eventbridge(event).map(Trigger::Alarm),
+        Some(dt) if dt.starts_with("SageMaker ") => sagemaker::parse(event).map(Trigger::SageMaker),
+        Some(dt) => Err(EventError::Unrecognized {
+            hint: format!("EventBridge detail-type {dt:?} is not one headroom handles"),
+        }),
+        None => Err(EventError::Unrecognized {
+            hint: "no `kind`, `alarmData` or `detail-type` field: see events/ for the accepted shapes".into(),
+        }),
+    }
+}

@@ -1,0 +1,123 @@
+//! The tick (EventBridge scheduled rule, or EventBridge Scheduler without an input) and the
+//! explicit peak event (EventBridge Scheduler with headroom's JSON as its input, delivered
+//! verbatim with no envelope).
+
+use chrono::{DateTime, Utc};
+use headroom_core::plan::{valid_claim_name, LONGEST_HOLD};
+use headroom_core::ScalableTargetId;
+use serde::Deserialize;
+
+use crate::EventError;
+
+pub const SCHEDULED_DETAIL_TYPE: &str = "Scheduled Event";
+/// `kind` of the explicit peak payload, version 1.
+pub const PEAK_KIND: &str = "headroom.peak/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tick {
+    /// The envelope's `time`, when it parses; handlers fall back to the clock.
+    pub at: Option<DateTime<Utc>>,
+    pub id: Option<String>,
+}
+
+/// "Hold at least `floor` on `target` from `starts_at` to `ends_at`", with headroom adding the
+/// lead time before `starts_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeakEvent {
+    pub target: ScalableTargetId,
+    pub name: String,
+    pub floor: u32,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    pub suspend_scale_in: bool,
+    /// The Scheduler's execution id or the caller's own, for logs.
+    pub id: Option<String>,
+}
+
+impl PeakEvent {
+    /// Two deliveries of the same peak have the same key, whatever their envelope ids.
+    pub fn idempotency_key(&self) -> String {
+        format!(
+            "peak:{}:{}:{}:{}",
+            self.name,
+            self.starts_at.timestamp(),
+            self.ends_at.timestamp(),
+            self.floor
+        )
+    }
+}
+
+/// Reads the envelope's `time`: ISO 8601 normally, epoch milliseconds in some AWS examples.
+pub fn envelope_time(event: &serde_json::Value) -> Option<DateTime<Utc>> {
+    match event.get("time")? {
+        serde_json::Value::String(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .ok()
+            .or_else(|| s.parse::<i64>().ok().and_then(DateTime::from_timestamp_millis)),
+        serde_json::Value::Number(n) => n.as_i64().and_then(DateTime::from_timestamp_millis),
+        _ => None,
+    }
+}
+
+pub fn parse_tick(event: &serde_json::Value) -> Result<Tick, EventError> {
+    Ok(Tick {
+        at: envelope_time(event),
+        id: event.get("id").and_then(|v| v.as_str()).map(str::to_owned),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PeakPayload {
+    #[allow(dead_code)]
+    kind: String,
+    target: String,
+    name: String,
+    floor: u32,
+    starts_at: String,
+    ends_at: String,
+    #[serde(default)]
+    suspend_scale_in: bool,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+const PEAK: &str = "peak event";
+
+fn instant(field: &str, text: &str) -> Result<DateTime<Utc>, EventError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| EventError::malformed(PEAK, field, format!("{text:?} is not RFC 3339 ({e})")))
+}
+
+pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
+    let p: PeakPayload = serde_json::from_value(event.clone())
+        .map_err(|e| EventError::malformed(PEAK, "(payload)", e.to_string()))?;
+    let target: ScalableTargetId = p
+        .target
+        .parse()
+        .map_err(|e: headroom_core::IdError| EventError::malformed(PEAK, "target", e.to_string()))?;
+    if !valid_claim_name(&p.name) {
+        return Err(EventError::malformed(PEAK, "name", format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name)));
+    }
+    if p.floor == 0 {
+        return Err(EventError::malformed(PEAK, "floor", "must be at least 1"));
+    }
+    let starts_at = instant("starts_at", &p.starts_at)?;
+    let ends_at = instant("ends_at", &p.ends_at)?;
+    if ends_at <= starts_at {
+        return Err(EventError::malformed(PEAK, "ends_at", "must be after starts_at"));
+    }
+    if (ends_at - starts_at).num_seconds() > LONGEST_HOLD.as_secs() {
+        return Err(EventError::malformed(PEAK, "ends_at", format!("the peak may last at most {LONGEST_HOLD}")));
+    }
+    Ok(PeakEvent {
+        target,
+        name: p.name,
+        floor: p.floor,
+        starts_at,
+        ends_at,
+        suspend_scale_in: p.suspend_scale_in,
+        id: p.id,
+    })
+}
