@@ -1,1 +1,60 @@
-fn main() {}
+//! `headroom`: the operator CLI. Each subcommand lives in its own module; this file only parses
+//! the command line and dispatches.
+
+mod aws;
+mod explain;
+mod pause;
+mod plan_cmd;
+mod reviews;
+mod simulate;
+mod status;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "headroom", version, about = "Capacity controller for Amazon SageMaker endpoints")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate, store and show the plan.
+    #[command(subcommand)]
+    Plan(plan_cmd::PlanCommand),
+    /// Make headroom leave a target alone until a time.
+    Pause(pause::PauseArgs),
+    /// Let headroom steer a paused target again.
+    Resume(pause::ResumeArgs),
+    /// Show each managed target: bounds, claims, drift, lead time, recent decisions.
+    Status(status::StatusArgs),
+    /// Print what headroom would do for an event, changing nothing.
+    Explain(explain::ExplainArgs),
+    /// List and acknowledge scaling-policy reviews.
+    #[command(subcommand)]
+    Reviews(reviews::ReviewsCommand),
+    /// Replay a traffic trace against modelled AAS, with and without headroom.
+    Simulate(simulate::SimulateArgs),
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(cmd) => plan_cmd::run(cmd).await,
+        Command::Pause(args) => pause::pause(args).await,
+        Command::Resume(args) => pause::resume(args).await,
+        Command::Status(args) => status::run(args).await,
+        Command::Explain(args) => explain::run(args).await,
+        Command::Reviews(cmd) => reviews::run(cmd).await,
+        Command::Simulate(args) => simulate::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
