@@ -1,10 +1,632 @@
-//! SageMaker endpoint state, deployment and config events. (Filled in by the deployment watcher.)
+//! SageMaker endpoint state, deployment and endpoint-config events from EventBridge.
+//!
+//! AWS is loose here (see `notes/aws-facts.md`): times are epoch milliseconds as integers or
+//! floats (and the envelope `time` may be such a number in a string), statuses are UPPER_SNAKE
+//! forms of DescribeEndpoint's enum with values the docs never list, `Tags` is a map in the docs
+//! and a `[{Key, Value}]` list in the schema registry, and SageMaker may send several events for
+//! one change. So this parser reads only what headroom needs, accepts every documented shape,
+//! ignores unknown fields, and refuses an event only when the endpoint (or config) it is about
+//! cannot be named.
 
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use headroom_core::{EndpointName, VariantName};
+use serde_json::Value;
+
+use crate::schedule::envelope_time;
 use crate::EventError;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct SageMakerEvent {}
+pub const ENDPOINT_STATE: &str = "SageMaker Endpoint State Change";
+pub const DEPLOYMENT_STATE: &str = "SageMaker Endpoint Deployment State Change";
+pub const CONFIG_STATE: &str = "SageMaker Endpoint Config State Change";
 
-pub fn parse(_event: &serde_json::Value) -> Result<SageMakerEvent, EventError> {
-    Err(EventError::Unrecognized { hint: "SageMaker events are not supported yet".into() })
+const KIND: &str = "SageMaker event";
+
+/// Which of the three SageMaker events headroom handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SageMakerEventKind {
+    EndpointState,
+    DeploymentState,
+    ConfigState,
+}
+
+impl SageMakerEventKind {
+    pub fn detail_type(self) -> &'static str {
+        match self {
+            Self::EndpointState => ENDPOINT_STATE,
+            Self::DeploymentState => DEPLOYMENT_STATE,
+            Self::ConfigState => CONFIG_STATE,
+        }
+    }
+}
+
+/// An endpoint's status. The EventBridge form is UPPER_SNAKE (`IN_SERVICE`); DescribeEndpoint's
+/// is CamelCase (`InService`); both parse. Anything else is kept verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointStatus {
+    InService,
+    Creating,
+    Updating,
+    SystemUpdating,
+    RollingBack,
+    OutOfService,
+    Deleting,
+    Failed,
+    UpdateRollbackFailed,
+    Other(String),
+}
+
+impl EndpointStatus {
+    pub fn parse(raw: &str) -> Self {
+        let folded: String = raw
+            .chars()
+            .filter(|c| *c != '_' && *c != '-' && *c != ' ')
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        match folded.as_str() {
+            "inservice" => Self::InService,
+            "creating" => Self::Creating,
+            "updating" => Self::Updating,
+            "systemupdating" => Self::SystemUpdating,
+            "rollingback" => Self::RollingBack,
+            "outofservice" => Self::OutOfService,
+            "deleting" => Self::Deleting,
+            "failed" => Self::Failed,
+            "updaterollbackfailed" => Self::UpdateRollbackFailed,
+            _ => Self::Other(raw.to_owned()),
+        }
+    }
+
+    /// Capacity is being provisioned: the start of a measurable scale-out or deployment.
+    pub fn is_provisioning(&self) -> bool {
+        matches!(self, Self::Creating | Self::Updating)
+    }
+}
+
+impl fmt::Display for EndpointStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Self::InService => "IN_SERVICE",
+            Self::Creating => "CREATING",
+            Self::Updating => "UPDATING",
+            Self::SystemUpdating => "SYSTEM_UPDATING",
+            Self::RollingBack => "ROLLING_BACK",
+            Self::OutOfService => "OUT_OF_SERVICE",
+            Self::Deleting => "DELETING",
+            Self::Failed => "FAILED",
+            Self::UpdateRollbackFailed => "UPDATE_ROLLBACK_FAILED",
+            Self::Other(s) => s,
+        };
+        f.write_str(s)
+    }
+}
+
+/// One `VariantStatus` entry of a deployment event (Creating, Updating, ActivatingTraffic, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantStatus {
+    pub status: String,
+    pub message: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+}
+
+/// What an event says about one production variant.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VariantInfo {
+    /// Optional in the documented example: an endpoint with one variant may omit it.
+    pub name: Option<VariantName>,
+    pub desired_instance_count: Option<u32>,
+    pub current_instance_count: Option<u32>,
+    pub desired_weight: Option<f64>,
+    /// Endpoint-config events name the model behind each variant.
+    pub model_name: Option<String>,
+    pub instance_type: Option<String>,
+    pub statuses: Vec<VariantStatus>,
+}
+
+/// A SageMaker endpoint, deployment or endpoint-config state change, as headroom uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SageMakerEvent {
+    pub kind: SageMakerEventKind,
+    /// EventBridge's event id (differs between the several events of one change).
+    pub id: Option<String>,
+    /// The envelope's `time`.
+    pub at: Option<DateTime<Utc>>,
+    /// Absent only for endpoint-config events.
+    pub endpoint: Option<EndpointName>,
+    pub endpoint_arn: Option<String>,
+    pub endpoint_config: Option<String>,
+    pub status: Option<EndpointStatus>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub last_modified_at: Option<DateTime<Utc>>,
+    pub variants: Vec<VariantInfo>,
+    /// A blue/green deployment in progress: the config being rolled out and its variants.
+    pub pending_config: Option<String>,
+    pub pending_variants: Vec<VariantInfo>,
+    pub tags: BTreeMap<String, String>,
+}
+
+impl SageMakerEvent {
+    /// When the change happened: the endpoint's `LastModifiedTime`, else the envelope's time.
+    pub fn occurred_at(&self) -> Option<DateTime<Utc>> {
+        self.last_modified_at.or(self.at)
+    }
+
+    /// The same delivery twice has the same key; two events of one change have different keys
+    /// (their effects are idempotent anyway).
+    pub fn idempotency_key(&self) -> String {
+        match &self.id {
+            Some(id) => format!("sagemaker:{id}"),
+            None => format!(
+                "sagemaker:{}:{}:{}:{}",
+                self.kind.detail_type(),
+                self.endpoint
+                    .as_ref()
+                    .map(EndpointName::as_str)
+                    .or(self.endpoint_config.as_deref())
+                    .unwrap_or("-"),
+                self.status
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+                self.occurred_at()
+                    .map(|t| t.timestamp_millis())
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The variant called `name`, or the only variant when the event names none.
+    pub fn variant(&self, name: &VariantName) -> Option<&VariantInfo> {
+        self.variants
+            .iter()
+            .find(|v| v.name.as_ref() == Some(name))
+            .or_else(|| match self.variants.as_slice() {
+                [only] if only.name.is_none() => Some(only),
+                _ => None,
+            })
+    }
+}
+
+/// Reads an epoch-milliseconds time: an integer, a float, a numeric string, or (leniently) an
+/// RFC 3339 string as the model-package events use.
+pub fn epoch_millis(value: &Value) -> Option<DateTime<Utc>> {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.is_finite())
+                    .map(|f| f.round() as i64)
+            })
+            .and_then(DateTime::from_timestamp_millis),
+        Value::String(s) => s
+            .parse::<i64>()
+            .ok()
+            .and_then(DateTime::from_timestamp_millis)
+            .or_else(|| {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|f| f.is_finite())
+                    .and_then(|f| DateTime::from_timestamp_millis(f.round() as i64))
+            })
+            .or_else(|| {
+                DateTime::parse_from_rfc3339(s)
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc))
+            }),
+        _ => None,
+    }
+}
+
+fn str_field<'a>(obj: &'a Value, name: &str) -> Option<&'a str> {
+    obj.get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn count_field(obj: &Value, name: &str) -> Option<u32> {
+    match obj.get(name)? {
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+    .and_then(|n| u32::try_from(n).ok())
+}
+
+fn float_field(obj: &Value, name: &str) -> Option<f64> {
+    match obj.get(name)? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// `Tags` as `{"k": "v"}` or `[{"Key": "k", "Value": "v"}]`; anything else is ignored (tags are
+/// informational, never a reason to refuse an event).
+pub fn tags(value: Option<&Value>) -> BTreeMap<String, String> {
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match value {
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), scalar(v)?)))
+            .collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| {
+                let key = item.get("Key").or_else(|| item.get("key"))?.as_str()?;
+                let value = item
+                    .get("Value")
+                    .or_else(|| item.get("value"))
+                    .and_then(scalar)
+                    .unwrap_or_default();
+                Some((key.to_owned(), value))
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    }
+}
+
+fn variant(raw: &Value, at: &str) -> Result<VariantInfo, EventError> {
+    let name = match str_field(raw, "VariantName") {
+        Some(n) => Some(VariantName::parse(n).map_err(|e| {
+            EventError::malformed(KIND, format!("{at}.VariantName"), e.to_string())
+        })?),
+        None => None,
+    };
+    let statuses = raw
+        .get("VariantStatus")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|s| {
+                    Some(VariantStatus {
+                        status: str_field(s, "Status")?.to_owned(),
+                        message: str_field(s, "StatusMessage").map(str::to_owned),
+                        started_at: s.get("StartTime").and_then(epoch_millis),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(VariantInfo {
+        name,
+        desired_instance_count: count_field(raw, "DesiredInstanceCount")
+            .or_else(|| count_field(raw, "InitialInstanceCount")),
+        current_instance_count: count_field(raw, "CurrentInstanceCount"),
+        desired_weight: float_field(raw, "DesiredWeight")
+            .or_else(|| float_field(raw, "InitialVariantWeight")),
+        model_name: str_field(raw, "ModelName").map(str::to_owned),
+        instance_type: str_field(raw, "InstanceType").map(str::to_owned),
+        statuses,
+    })
+}
+
+fn variants(detail: &Value, field: &str) -> Result<Vec<VariantInfo>, EventError> {
+    match detail.get(field) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| variant(v, &format!("{field}[{i}]")))
+            .collect(),
+        Some(_) => Err(EventError::malformed(
+            KIND,
+            field,
+            "must be a list of variants",
+        )),
+    }
+}
+
+/// Parses one of the three SageMaker events (recognised by `detail-type`).
+pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
+    let detail_type = event
+        .get("detail-type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = match detail_type {
+        ENDPOINT_STATE => SageMakerEventKind::EndpointState,
+        DEPLOYMENT_STATE => SageMakerEventKind::DeploymentState,
+        CONFIG_STATE => SageMakerEventKind::ConfigState,
+        other => {
+            return Err(EventError::Unrecognized {
+                hint: format!(
+                    "SageMaker detail-type {other:?} is not one headroom handles: it handles {ENDPOINT_STATE:?}, \
+                     {DEPLOYMENT_STATE:?} and {CONFIG_STATE:?}"
+                ),
+            })
+        }
+    };
+    if let Some(source) = event.get("source").and_then(Value::as_str) {
+        if source != "aws.sagemaker" {
+            return Err(EventError::malformed(
+                KIND,
+                "source",
+                format!("is {source:?}, expected \"aws.sagemaker\""),
+            ));
+        }
+    }
+    let detail = match event.get("detail") {
+        Some(d @ Value::Object(_)) => d.clone(),
+        // Some senders double-encode the detail; accept a JSON object inside a string.
+        Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| {
+                EventError::malformed(
+                    KIND,
+                    "detail",
+                    "is a string that does not hold a JSON object",
+                )
+            })?,
+        _ => {
+            return Err(EventError::malformed(
+                KIND,
+                "detail",
+                "is missing or not an object",
+            ))
+        }
+    };
+    let endpoint = match str_field(&detail, "EndpointName") {
+        Some(n) => Some(
+            EndpointName::parse(n)
+                .map_err(|e| EventError::malformed(KIND, "detail.EndpointName", e.to_string()))?,
+        ),
+        None => None,
+    };
+    let endpoint_config = str_field(&detail, "EndpointConfigName").map(str::to_owned);
+    match kind {
+        SageMakerEventKind::ConfigState if endpoint_config.is_none() => {
+            return Err(EventError::malformed(
+                KIND,
+                "detail.EndpointConfigName",
+                "is missing: an endpoint-config event must name its config",
+            ));
+        }
+        SageMakerEventKind::EndpointState | SageMakerEventKind::DeploymentState
+            if endpoint.is_none() =>
+        {
+            return Err(EventError::malformed(
+                KIND,
+                "detail.EndpointName",
+                "is missing: headroom cannot tell which endpoint changed",
+            ));
+        }
+        _ => {}
+    }
+    let status = str_field(&detail, "EndpointStatus")
+        .or_else(|| str_field(&detail, "EndpointConfigStatus"))
+        .map(EndpointStatus::parse);
+    let pending = detail
+        .get("PendingDeploymentSummary")
+        .filter(|p| p.is_object());
+    Ok(SageMakerEvent {
+        kind,
+        id: str_field(event, "id").map(str::to_owned),
+        at: envelope_time(event),
+        endpoint,
+        endpoint_arn: str_field(&detail, "EndpointArn").map(str::to_owned),
+        endpoint_config,
+        status,
+        created_at: detail.get("CreationTime").and_then(epoch_millis),
+        last_modified_at: detail.get("LastModifiedTime").and_then(epoch_millis),
+        variants: variants(&detail, "ProductionVariants")?,
+        pending_config: pending
+            .and_then(|p| str_field(p, "EndpointConfigName"))
+            .map(str::to_owned),
+        pending_variants: match pending {
+            Some(p) => variants(p, "ProductionVariants")?,
+            None => Vec::new(),
+        },
+        tags: tags(detail.get("Tags")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture(name: &str) -> Value {
+        let path = format!(
+            "{}/../../events/sagemaker/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not JSON: {e}"))
+    }
+
+    fn endpoint_event(detail: Value) -> Value {
+        json!({
+            "version": "0", "id": "e-1", "detail-type": ENDPOINT_STATE, "source": "aws.sagemaker",
+            "account": "123456789012", "time": "2026-03-14T09:00:00Z", "region": "us-east-1",
+            "resources": [], "detail": detail
+        })
+    }
+
+    #[test]
+    fn every_fixture_parses() {
+        let dir = format!("{}/../../events/sagemaker", env!("CARGO_MANIFEST_DIR"));
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("events/sagemaker exists") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_owned();
+            let event = fixture(&name);
+            let parsed = crate::parse_trigger(&event).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                matches!(parsed, crate::Trigger::SageMaker(_)),
+                "{name} parsed as {parsed:?}"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 5, "expected the SageMaker fixtures, found {seen}");
+    }
+
+    #[test]
+    fn docs_example_with_epoch_time_string_and_tag_map() {
+        let e = parse(&fixture("endpoint-in-service-docs.json")).unwrap();
+        assert_eq!(e.kind, SageMakerEventKind::EndpointState);
+        assert_eq!(
+            e.endpoint.as_ref().map(EndpointName::as_str),
+            Some("chat-prod")
+        );
+        assert_eq!(e.status, Some(EndpointStatus::InService));
+        // "time": "1583831889050" is epoch milliseconds in a string.
+        assert_eq!(e.at.map(|t| t.timestamp_millis()), Some(1_583_831_889_050));
+        assert_eq!(e.tags.get("team").map(String::as_str), Some("ml-platform"));
+        assert!(e.last_modified_at.is_some());
+        assert_eq!(e.variants[0].desired_instance_count, Some(2));
+    }
+
+    #[test]
+    fn schema_registry_shape_with_tag_list_and_float_times() {
+        let e = parse(&fixture("endpoint-updating-tags-list.json")).unwrap();
+        assert_eq!(e.status, Some(EndpointStatus::Updating));
+        assert_eq!(
+            e.tags.get("headroom:policy-review").map(String::as_str),
+            Some("open")
+        );
+        assert_eq!(e.tags.get("env").map(String::as_str), Some("prod"));
+        // 1773479100123.0 (a float) keeps its milliseconds.
+        assert_eq!(
+            e.last_modified_at.map(|t| t.timestamp_millis()),
+            Some(1_773_479_100_123)
+        );
+    }
+
+    #[test]
+    fn unknown_statuses_are_kept_not_refused() {
+        let e = parse(&endpoint_event(
+            json!({"EndpointName": "chat-prod", "EndpointStatus": "WARMING_UP_SOMEHOW"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            e.status,
+            Some(EndpointStatus::Other("WARMING_UP_SOMEHOW".into()))
+        );
+        assert_eq!(
+            EndpointStatus::parse("InService"),
+            EndpointStatus::InService
+        );
+        assert_eq!(
+            EndpointStatus::parse("SYSTEM_UPDATING"),
+            EndpointStatus::SystemUpdating
+        );
+        assert_eq!(
+            EndpointStatus::parse("UpdateRollbackFailed"),
+            EndpointStatus::UpdateRollbackFailed
+        );
+    }
+
+    #[test]
+    fn deployment_event_reads_the_pending_config_and_variant_statuses() {
+        let e = parse(&fixture("deployment-blue-green-baking.json")).unwrap();
+        assert_eq!(e.kind, SageMakerEventKind::DeploymentState);
+        assert_eq!(e.pending_config.as_deref(), Some("chat-prod-config-v8"));
+        let statuses: Vec<&str> = e.pending_variants[0]
+            .statuses
+            .iter()
+            .map(|s| s.status.as_str())
+            .collect();
+        assert_eq!(statuses, ["Baking"]);
+        assert!(e.pending_variants[0].statuses[0].started_at.is_some());
+    }
+
+    #[test]
+    fn config_event_names_the_models() {
+        let e = parse(&fixture("endpoint-config-created.json")).unwrap();
+        assert_eq!(e.kind, SageMakerEventKind::ConfigState);
+        assert!(e.endpoint.is_none());
+        assert_eq!(e.endpoint_config.as_deref(), Some("chat-prod-config-v8"));
+        assert_eq!(e.variants[0].model_name.as_deref(), Some("chat-llama-v8"));
+        assert_eq!(
+            e.variants[0].instance_type.as_deref(),
+            Some("ml.g4dn.xlarge")
+        );
+    }
+
+    #[test]
+    fn several_events_for_one_change_have_distinct_keys_and_one_instant() {
+        let a = parse(&fixture("endpoint-in-service-v8-a.json")).unwrap();
+        let b = parse(&fixture("endpoint-in-service-v8-b.json")).unwrap();
+        assert_ne!(a.idempotency_key(), b.idempotency_key());
+        assert_eq!(a.occurred_at(), b.occurred_at());
+        assert_eq!(a.endpoint, b.endpoint);
+    }
+
+    #[test]
+    fn refuses_events_that_name_no_endpoint() {
+        let err = parse(&endpoint_event(json!({"EndpointStatus": "IN_SERVICE"}))).unwrap_err();
+        assert!(err.to_string().contains("EndpointName"), "{err}");
+        let err = parse(&endpoint_event(
+            json!({"EndpointName": "bad_name!", "EndpointStatus": "IN_SERVICE"}),
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("EndpointName"), "{err}");
+        let mut ev = endpoint_event(json!({}));
+        ev["detail-type"] = json!(CONFIG_STATE);
+        assert!(parse(&ev)
+            .unwrap_err()
+            .to_string()
+            .contains("EndpointConfigName"));
+        let mut ev = endpoint_event(json!({"EndpointName": "chat"}));
+        ev["source"] = json!("aws.s3");
+        assert!(parse(&ev)
+            .unwrap_err()
+            .to_string()
+            .contains("aws.sagemaker"));
+    }
+
+    #[test]
+    fn times_and_counts_in_every_form() {
+        assert_eq!(
+            epoch_millis(&json!(1_700_000_000_000_i64)).map(|t| t.timestamp()),
+            Some(1_700_000_000)
+        );
+        assert_eq!(
+            epoch_millis(&json!(1_700_000_000_000.4)).map(|t| t.timestamp_millis()),
+            Some(1_700_000_000_000)
+        );
+        assert_eq!(
+            epoch_millis(&json!("1700000000000")).map(|t| t.timestamp()),
+            Some(1_700_000_000)
+        );
+        assert_eq!(
+            epoch_millis(&json!("2026-03-14T09:00:00Z")).map(|t| t.timestamp()),
+            Some(1_773_478_800)
+        );
+        assert_eq!(epoch_millis(&json!(true)), None);
+        let e = parse(&endpoint_event(json!({
+            "EndpointName": "chat", "EndpointStatus": "IN_SERVICE",
+            "ProductionVariants": [{"DesiredInstanceCount": "3", "DesiredWeight": 1}]
+        })))
+        .unwrap();
+        assert_eq!(e.variants[0].desired_instance_count, Some(3));
+        let only = VariantName::parse("AllTraffic").unwrap();
+        assert!(
+            e.variant(&only).is_some(),
+            "a lone unnamed variant stands for any name"
+        );
+    }
+
+    #[test]
+    fn malformed_tags_are_ignored() {
+        assert!(tags(Some(&json!("nope"))).is_empty());
+        assert_eq!(tags(Some(&json!([{"Key": "a"}, {"nokey": 1}]))).len(), 1);
+    }
 }
