@@ -1,1 +1,6 @@
+//! The tick function: the one-minute safety net that reconciles every managed target (and so
+//! applies plan peaks on time), and explicit peak events from EventBridge Scheduler.
 
+pub mod handler;
+
+pub use handler::{handle, HandlerError, Outcome};

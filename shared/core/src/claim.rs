@@ -214,18 +214,27 @@ mod tests {
 
     #[test]
     fn ramp_halves_then_ends() {
-        let ramp = Ramp { step: Span::minutes(10), keep_percent: 50 };
+        let ramp = Ramp {
+            step: Span::minutes(10),
+            keep_percent: 50,
+        };
         assert_eq!(ramp.floor_after(8, 1), 4);
         assert_eq!(ramp.floor_after(8, 3), 1);
         assert_eq!(ramp.steps_to_zero(8), 4);
         // A keep of 100 % would never end: every step still lowers by one.
-        let slow = Ramp { step: Span::minutes(1), keep_percent: 100 };
+        let slow = Ramp {
+            step: Span::minutes(1),
+            keep_percent: 100,
+        };
         assert_eq!(slow.steps_to_zero(3), 3);
     }
 
     #[test]
     fn claim_holds_then_ramps_then_expires() {
-        let ramp = Ramp { step: Span::minutes(10), keep_percent: 50 };
+        let ramp = Ramp {
+            step: Span::minutes(10),
+            keep_percent: 50,
+        };
         let c = Claim::new(
             ClaimSource::Peak("morning".into()),
             8,

@@ -76,7 +76,12 @@ impl Cron {
     }
 
     /// Every occurrence in `[from, to)`, in order, resolved to UTC instants.
-    pub fn occurrences(&self, tz: Tz, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+    pub fn occurrences(
+        &self,
+        tz: Tz,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<DateTime<Utc>> {
         let mut out = Vec::new();
         if to <= from {
             return out;
@@ -136,11 +141,9 @@ fn parse_field(text: &str, name: &str, min: u32, max: u32, names: &[&str]) -> Re
     for part in text.split(',') {
         let (range, step) = match part.split_once('/') {
             Some((range, step)) => {
-                let step: u32 = step
-                    .parse()
-                    .ok()
-                    .filter(|s| *s > 0)
-                    .ok_or_else(|| format!("cron {name} field {text:?}: step {step:?} must be a positive number"))?;
+                let step: u32 = step.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
+                    format!("cron {name} field {text:?}: step {step:?} must be a positive number")
+                })?;
                 (range, step)
             }
             None => (part, 1),
@@ -148,14 +151,19 @@ fn parse_field(text: &str, name: &str, min: u32, max: u32, names: &[&str]) -> Re
         let (lo, hi) = if range == "*" {
             (min, max)
         } else if let Some((a, b)) = range.split_once('-') {
-            (value(a, name, min, max, names)?, value(b, name, min, max, names)?)
+            (
+                value(a, name, min, max, names)?,
+                value(b, name, min, max, names)?,
+            )
         } else {
             let v = value(range, name, min, max, names)?;
             // `5/15` means from 5 to the end in steps of 15, as in Vixie cron.
             (v, if step > 1 { max } else { v })
         };
         if lo > hi {
-            return Err(format!("cron {name} field {text:?}: range {lo}-{hi} runs backwards"));
+            return Err(format!(
+                "cron {name} field {text:?}: range {lo}-{hi} runs backwards"
+            ));
         }
         let mut v = lo;
         while v <= hi {
@@ -202,11 +210,23 @@ mod tests {
     fn weekday_mornings_in_berlin_follow_summer_time() {
         let cron = Cron::parse("0 9 * * MON-FRI").unwrap();
         // Winter: 09:00 CET is 08:00 UTC. Summer: 09:00 CEST is 07:00 UTC.
-        let winter = cron.occurrences(Berlin, utc("2026-01-05T00:00:00Z"), utc("2026-01-06T00:00:00Z"));
+        let winter = cron.occurrences(
+            Berlin,
+            utc("2026-01-05T00:00:00Z"),
+            utc("2026-01-06T00:00:00Z"),
+        );
         assert_eq!(winter, vec![utc("2026-01-05T08:00:00Z")]);
-        let summer = cron.occurrences(Berlin, utc("2026-07-06T00:00:00Z"), utc("2026-07-07T00:00:00Z"));
+        let summer = cron.occurrences(
+            Berlin,
+            utc("2026-07-06T00:00:00Z"),
+            utc("2026-07-07T00:00:00Z"),
+        );
         assert_eq!(summer, vec![utc("2026-07-06T07:00:00Z")]);
-        let weekend = cron.occurrences(Berlin, utc("2026-07-04T00:00:00Z"), utc("2026-07-06T00:00:00Z"));
+        let weekend = cron.occurrences(
+            Berlin,
+            utc("2026-07-04T00:00:00Z"),
+            utc("2026-07-06T00:00:00Z"),
+        );
         assert!(weekend.is_empty());
     }
 
@@ -214,11 +234,19 @@ mod tests {
     fn skipped_time_fires_at_the_change_and_repeated_time_fires_once() {
         let cron = Cron::parse("30 2 * * *").unwrap();
         // 2026-03-08: New York skips 02:00-03:00 local; the change is at 07:00 UTC.
-        let spring = cron.occurrences(New_York, utc("2026-03-08T00:00:00Z"), utc("2026-03-09T00:00:00Z"));
+        let spring = cron.occurrences(
+            New_York,
+            utc("2026-03-08T00:00:00Z"),
+            utc("2026-03-09T00:00:00Z"),
+        );
         assert_eq!(spring, vec![utc("2026-03-08T07:00:00Z")]);
         let cron = Cron::parse("30 1 * * *").unwrap();
         // 2026-11-01: 01:30 happens twice in New York (EDT then EST); fire at the first only.
-        let autumn = cron.occurrences(New_York, utc("2026-11-01T00:00:00Z"), utc("2026-11-02T00:00:00Z"));
+        let autumn = cron.occurrences(
+            New_York,
+            utc("2026-11-01T00:00:00Z"),
+            utc("2026-11-02T00:00:00Z"),
+        );
         assert_eq!(autumn, vec![utc("2026-11-01T05:30:00Z")]);
     }
 
@@ -239,16 +267,24 @@ mod tests {
     #[test]
     fn midnight_crossing_windows_find_yesterdays_occurrence() {
         let cron = Cron::parse("0 23 * * *").unwrap();
-        let hits = cron.occurrences(chrono_tz::UTC, utc("2026-05-01T22:00:00Z"), utc("2026-05-02T01:00:00Z"));
+        let hits = cron.occurrences(
+            chrono_tz::UTC,
+            utc("2026-05-01T22:00:00Z"),
+            utc("2026-05-02T01:00:00Z"),
+        );
         assert_eq!(hits, vec![utc("2026-05-01T23:00:00Z")]);
     }
 
     #[test]
     fn errors_name_the_field_and_the_fix() {
         assert!(Cron::parse("0 9 * *").unwrap_err().contains("five"));
-        assert!(Cron::parse("61 9 * * *").unwrap_err().contains("minute field: 61 is outside 0-59"));
+        assert!(Cron::parse("61 9 * * *")
+            .unwrap_err()
+            .contains("minute field: 61 is outside 0-59"));
         assert!(Cron::parse("0 9 * * FUNDAY").unwrap_err().contains("MON"));
-        assert!(Cron::parse("0 9-7 * * *").unwrap_err().contains("backwards"));
+        assert!(Cron::parse("0 9-7 * * *")
+            .unwrap_err()
+            .contains("backwards"));
         assert!(Cron::parse("*/0 * * * *").unwrap_err().contains("positive"));
     }
 }

@@ -56,7 +56,11 @@ pub enum Action {
     /// Nothing differs: no AWS call.
     None,
     /// RegisterScalableTarget with these values.
-    Register { min: u32, max: u32, suspended: Suspended },
+    Register {
+        min: u32,
+        max: u32,
+        suspended: Suspended,
+    },
     /// The operator paused headroom on this target: leave it alone.
     Paused { until: DateTime<Utc> },
 }
@@ -114,9 +118,18 @@ pub fn arbitrate(target: &TargetPlan, claims: &[ClaimNow]) -> (Bounds, Option<Cl
 /// Every claim live at `now`: the stored ones and those derived from the plan's peaks. A stored
 /// claim and a derived one from the same source both count (an explicit peak event may name a
 /// plan peak); arbitration takes the larger.
-pub fn live_claims(target: &TargetPlan, stored: &[Claim], lead_time: Span, now: DateTime<Utc>) -> Vec<ClaimNow> {
+pub fn live_claims(
+    target: &TargetPlan,
+    stored: &[Claim],
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Vec<ClaimNow> {
     let derived = peak_claims(target, lead_time, now);
-    let mut live: Vec<ClaimNow> = stored.iter().chain(derived.iter()).filter_map(|c| c.at(now)).collect();
+    let mut live: Vec<ClaimNow> = stored
+        .iter()
+        .chain(derived.iter())
+        .filter_map(|c| c.at(now))
+        .collect();
     live.sort_by(|a, b| b.floor.cmp(&a.floor).then_with(|| a.source.cmp(&b.source)));
     live
 }
@@ -146,7 +159,11 @@ pub fn decide(
         None => reasons.push(format!("min {} is the plan's base minimum", desired.min)),
     }
     if desired.suspend_scale_in {
-        let by: Vec<String> = claims.iter().filter(|c| c.suspend_scale_in).map(|c| c.source.to_string()).collect();
+        let by: Vec<String> = claims
+            .iter()
+            .filter(|c| c.suspend_scale_in)
+            .map(|c| c.source.to_string())
+            .collect();
         reasons.push(format!("scale-in suspended by {}", by.join(", ")));
     }
 
@@ -162,7 +179,11 @@ pub fn decide(
     };
 
     if let Some(pause) = next.paused_at(now) {
-        reasons.push(format!("paused until {}: {}", pause.until.to_rfc3339(), pause.reason));
+        reasons.push(format!(
+            "paused until {}: {}",
+            pause.until.to_rfc3339(),
+            pause.reason
+        ));
         let action = Action::Paused { until: pause.until };
         next.drift = drift.clone().or(next.drift.take());
         return Decision {
@@ -182,7 +203,9 @@ pub fn decide(
 
     let action = match observed {
         None => {
-            reasons.push("the target is not registered with Application Auto Scaling: registering it".into());
+            reasons.push(
+                "the target is not registered with Application Auto Scaling: registering it".into(),
+            );
             Action::Register {
                 min: desired.min,
                 max: desired.max,

@@ -153,7 +153,9 @@ impl ScalableTargetId {
 impl fmt::Display for ScalableTargetId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Variant { endpoint, variant } => write!(f, "endpoint/{endpoint}/variant/{variant}"),
+            Self::Variant { endpoint, variant } => {
+                write!(f, "endpoint/{endpoint}/variant/{variant}")
+            }
             Self::InferenceComponent(name) => write!(f, "inference-component/{name}"),
         }
     }
@@ -203,8 +205,12 @@ mod tests {
     #[test]
     fn refuses_malformed_ids_with_the_expected_form() {
         let err = "endpoint/chat".parse::<ScalableTargetId>().unwrap_err();
-        assert!(err.to_string().contains("endpoint/<endpoint>/variant/<variant>"));
-        let err = "endpoint/-bad/variant/v".parse::<ScalableTargetId>().unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("endpoint/<endpoint>/variant/<variant>"));
+        let err = "endpoint/-bad/variant/v"
+            .parse::<ScalableTargetId>()
+            .unwrap_err();
         assert!(err.to_string().contains("start and end"));
         let long = "a".repeat(64);
         assert!(EndpointName::parse(long).is_err());

@@ -22,7 +22,11 @@ pub struct LeadTime {
 /// within the plan's min and max; the configured value while fewer than `min_samples` count.
 /// `current_model` is the model identity in force; samples from other models count only when the
 /// plan says so.
-pub fn lead_time(target: &TargetPlan, samples: &[LeadSample], current_model: Option<&str>) -> LeadTime {
+pub fn lead_time(
+    target: &TargetPlan,
+    samples: &[LeadSample],
+    current_model: Option<&str>,
+) -> LeadTime {
     let policy = &target.measured_lead_time;
     let mut counted: Vec<i64> = samples
         .iter()

@@ -5,6 +5,8 @@
 //! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`
 //! and `review.rs`. None of these does I/O.
 
+pub mod alarms;
+pub mod capacity_port;
 pub mod claim;
 pub mod cron;
 pub mod decide;
@@ -18,6 +20,7 @@ pub mod plan;
 pub mod ports;
 pub mod reconcile;
 pub mod state;
+pub mod wake;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};

@@ -71,13 +71,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ScalingTargets for MemoryScalingTargets {
     async fn describe(&self, ids: &[ScalableTargetId]) -> Result<Vec<Observed>, PortError> {
-        assert!(ids.len() <= DESCRIBE_PAGE, "DescribeScalableTargets takes at most 50 ids");
+        assert!(
+            ids.len() <= DESCRIBE_PAGE,
+            "DescribeScalableTargets takes at most 50 ids"
+        );
         Calls::bump(&self.calls.describe);
         let targets = lock(&self.targets);
-        Ok(ids.iter().filter_map(|id| targets.get(id).cloned()).collect())
+        Ok(ids
+            .iter()
+            .filter_map(|id| targets.get(id).cloned())
+            .collect())
     }
 
-    async fn register(&self, id: &ScalableTargetId, min: u32, max: u32, suspended: Suspended) -> Result<(), PortError> {
+    async fn register(
+        &self,
+        id: &ScalableTargetId,
+        min: u32,
+        max: u32,
+        suspended: Suspended,
+    ) -> Result<(), PortError> {
         Calls::bump(&self.calls.register);
         self.set(Observed {
             id: id.clone(),
@@ -129,7 +141,11 @@ impl StateStore for MemoryStateStore {
         Ok(lock(&self.plan).clone())
     }
 
-    async fn save_plan(&self, plan: &StoredPlan, expected_version: u64) -> Result<SaveOutcome, PortError> {
+    async fn save_plan(
+        &self,
+        plan: &StoredPlan,
+        expected_version: u64,
+    ) -> Result<SaveOutcome, PortError> {
         let mut current = lock(&self.plan);
         let version = current.as_ref().map_or(0, |p| p.version);
         if version != expected_version {
@@ -142,7 +158,10 @@ impl StateStore for MemoryStateStore {
         Ok(SaveOutcome::Saved)
     }
 
-    async fn load_states(&self, ids: &[ScalableTargetId]) -> Result<Vec<(ScalableTargetId, TargetState)>, PortError> {
+    async fn load_states(
+        &self,
+        ids: &[ScalableTargetId],
+    ) -> Result<Vec<(ScalableTargetId, TargetState)>, PortError> {
         Calls::bump(&self.calls.load_states);
         let states = lock(&self.states);
         Ok(ids
@@ -151,7 +170,12 @@ impl StateStore for MemoryStateStore {
             .collect())
     }
 
-    async fn save_state(&self, id: &ScalableTargetId, state: &TargetState, _token: &str) -> Result<SaveOutcome, PortError> {
+    async fn save_state(
+        &self,
+        id: &ScalableTargetId,
+        state: &TargetState,
+        _token: &str,
+    ) -> Result<SaveOutcome, PortError> {
         Calls::bump(&self.calls.save_state);
         let mut states = lock(&self.states);
         let stored = states.get(id).map_or(0, |s| s.version);
@@ -166,12 +190,22 @@ impl StateStore for MemoryStateStore {
 
     async fn append_log(&self, record: &DecisionRecord) -> Result<(), PortError> {
         Calls::bump(&self.calls.append_log);
-        let value = serde_json::to_value(record).map_err(|e| PortError::new("encode a decision record", crate::ports::ErrorClass::Permanent, e))?;
+        let value = serde_json::to_value(record).map_err(|e| {
+            PortError::new(
+                "encode a decision record",
+                crate::ports::ErrorClass::Permanent,
+                e,
+            )
+        })?;
         lock(&self.log).push(value);
         Ok(())
     }
 
-    async fn recent_log(&self, id: &ScalableTargetId, limit: usize) -> Result<Vec<serde_json::Value>, PortError> {
+    async fn recent_log(
+        &self,
+        id: &ScalableTargetId,
+        limit: usize,
+    ) -> Result<Vec<serde_json::Value>, PortError> {
         let name = id.to_string();
         Ok(lock(&self.log)
             .iter()

@@ -41,14 +41,22 @@ fn claim_for(target: &TargetPlan, peak: &Peak, start: DateTime<Utc>, lead_time: 
 
 /// Of all occurrences whose claim is live at `now`, the one asking the most (the later one on a
 /// tie, since it holds longer).
-fn best_occurrence(target: &TargetPlan, peak: &Peak, lead_time: Span, now: DateTime<Utc>) -> Option<Claim> {
+fn best_occurrence(
+    target: &TargetPlan,
+    peak: &Peak,
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Option<Claim> {
     let ramp_len = target.ramp_down.length(peak.floor);
     // An occurrence at `s` is live during [s - lead, s + duration + ramp).
     let from = now - peak.duration.to_chrono() - ramp_len;
     let to = now + lead_time.to_chrono() + chrono::Duration::seconds(1);
     let starts: Vec<DateTime<Utc>> = match &peak.when {
         PeakWhen::Recurring { cron, timezone } => cron.occurrences(*timezone, from, to),
-        PeakWhen::Once(at) => (*at >= from && *at < to).then_some(*at).into_iter().collect(),
+        PeakWhen::Once(at) => (*at >= from && *at < to)
+            .then_some(*at)
+            .into_iter()
+            .collect(),
     };
     starts
         .into_iter()
@@ -56,4 +64,92 @@ fn best_occurrence(target: &TargetPlan, peak: &Peak, lead_time: Span, now: DateT
         .filter_map(|c| c.at(now).map(|n| (n.floor, c)))
         .max_by(|(fa, a), (fb, b)| fa.cmp(fb).then(a.full_until.cmp(&b.full_until)))
         .map(|(_, c)| c)
+}
+
+/// An explicit peak from outside the plan (a user's EventBridge Scheduler schedule): hold at least
+/// `floor` on `target` from `starts_at` to `ends_at`, with the lead time added before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeakRequest {
+    pub target: crate::ids::ScalableTargetId,
+    pub name: String,
+    pub floor: u32,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    pub suspend_scale_in: bool,
+    /// The Scheduler's execution id or the caller's own, for logs.
+    pub id: Option<String>,
+}
+
+impl PeakRequest {
+    /// Two deliveries of the same peak have the same key, whatever their envelope ids.
+    pub fn idempotency_key(&self) -> String {
+        format!(
+            "peak:{}:{}:{}:{}",
+            self.name,
+            self.starts_at.timestamp(),
+            self.ends_at.timestamp(),
+            self.floor
+        )
+    }
+}
+
+/// Turns an explicit peak into a stored claim, live from `starts_at - lead_time`. When that moment
+/// has passed, the claim applies at once and the note says how late the event was; a peak that has
+/// already ended is ignored. Returns notes for the decision log.
+pub fn apply_peak_request(
+    target: &TargetPlan,
+    request: &PeakRequest,
+    lead_time: Span,
+    state: &mut crate::state::TargetState,
+    now: DateTime<Utc>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if now >= request.ends_at {
+        notes.push(format!(
+            "peak {} ended at {} before the event arrived: ignored",
+            request.name,
+            request.ends_at.to_rfc3339()
+        ));
+        return notes;
+    }
+    let floor = request.floor.min(target.max_capacity);
+    if floor < request.floor {
+        notes.push(format!(
+            "peak {} asks for {} but max_capacity is {}: holding {}",
+            request.name, request.floor, target.max_capacity, floor
+        ));
+    }
+    let due = request.starts_at - lead_time.to_chrono();
+    if now > due {
+        let late = Span::seconds((now - due).num_seconds());
+        notes.push(format!(
+            "peak {} should have been pre-scaled at {} (start {} minus lead time {}); the event arrived {late} late: applied at once",
+            request.name,
+            due.to_rfc3339(),
+            request.starts_at.to_rfc3339(),
+            lead_time
+        ));
+    } else {
+        notes.push(format!(
+            "peak {} will be pre-scaled from {}",
+            request.name,
+            due.to_rfc3339()
+        ));
+    }
+    let claim = Claim::new(
+        ClaimSource::Peak(request.name.clone()),
+        floor,
+        due,
+        request.ends_at,
+        Some(target.ramp_down),
+        format!(
+            "explicit peak {} from {} to {} (lead time {lead_time})",
+            request.name,
+            request.starts_at.format("%Y-%m-%dT%H:%MZ"),
+            request.ends_at.format("%Y-%m-%dT%H:%MZ")
+        ),
+    )
+    .suspending_scale_in(request.suspend_scale_in);
+    state.put_claim(claim);
+    notes
 }

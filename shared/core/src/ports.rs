@@ -34,7 +34,11 @@ pub struct PortError {
 }
 
 impl PortError {
-    pub fn new(operation: impl Into<String>, class: ErrorClass, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+    pub fn new(
+        operation: impl Into<String>,
+        class: ErrorClass,
+        source: impl Into<Box<dyn StdError + Send + Sync>>,
+    ) -> Self {
         Self {
             operation: operation.into(),
             class,
@@ -53,7 +57,10 @@ pub const DESCRIBE_PAGE: usize = 50;
 /// Application Auto Scaling, as headroom uses it.
 pub trait ScalingTargets: Send + Sync {
     /// The registered targets among `ids` (at most [`DESCRIBE_PAGE`]); unregistered ones are absent.
-    fn describe(&self, ids: &[ScalableTargetId]) -> impl Future<Output = Result<Vec<Observed>, PortError>> + Send;
+    fn describe(
+        &self,
+        ids: &[ScalableTargetId],
+    ) -> impl Future<Output = Result<Vec<Observed>, PortError>> + Send;
 
     /// RegisterScalableTarget: creates or updates the target's bounds and suspension flags.
     fn register(
@@ -87,7 +94,11 @@ pub trait StateStore: Send + Sync {
     fn load_plan(&self) -> impl Future<Output = Result<Option<StoredPlan>, PortError>> + Send;
 
     /// Stores a new plan version if the current one is still `expected_version` (0: none yet).
-    fn save_plan(&self, plan: &StoredPlan, expected_version: u64) -> impl Future<Output = Result<SaveOutcome, PortError>> + Send;
+    fn save_plan(
+        &self,
+        plan: &StoredPlan,
+        expected_version: u64,
+    ) -> impl Future<Output = Result<SaveOutcome, PortError>> + Send;
 
     /// The states of `ids` in one read; a target never stored comes back as the default state.
     fn load_states(
@@ -106,7 +117,10 @@ pub trait StateStore: Send + Sync {
     ) -> impl Future<Output = Result<SaveOutcome, PortError>> + Send;
 
     /// Appends a decision-log record (kept for a bounded time).
-    fn append_log(&self, record: &DecisionRecord) -> impl Future<Output = Result<(), PortError>> + Send;
+    fn append_log(
+        &self,
+        record: &DecisionRecord,
+    ) -> impl Future<Output = Result<(), PortError>> + Send;
 
     /// The newest decision-log records of a target, newest first.
     fn recent_log(

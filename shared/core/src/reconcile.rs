@@ -99,16 +99,26 @@ impl TickReport {
 
 /// Loads and validates the stored plan.
 pub async fn load_plan<S: StateStore>(store: &S) -> Result<(u64, Plan), ReconcileError> {
-    let stored = store.load_plan().await.map_err(ReconcileError::LoadPlan)?.ok_or(ReconcileError::NoPlan)?;
-    let plan = parse_plan(&format!("version {} ({})", stored.version, stored.source_name), &stored.text)
-        .map_err(|source| ReconcileError::BadStoredPlan {
-            version: stored.version,
-            source,
-        })?;
+    let stored = store
+        .load_plan()
+        .await
+        .map_err(ReconcileError::LoadPlan)?
+        .ok_or(ReconcileError::NoPlan)?;
+    let plan = parse_plan(
+        &format!("version {} ({})", stored.version, stored.source_name),
+        &stored.text,
+    )
+    .map_err(|source| ReconcileError::BadStoredPlan {
+        version: stored.version,
+        source,
+    })?;
     Ok((stored.version, plan))
 }
 
-fn port<'a>(target: &'a ScalableTargetId, step: &'static str) -> impl FnOnce(PortError) -> ReconcileError + 'a {
+fn port<'a>(
+    target: &'a ScalableTargetId,
+    step: &'static str,
+) -> impl FnOnce(PortError) -> ReconcileError + 'a {
     move |source| ReconcileError::Port {
         target: target.to_string(),
         step,
@@ -117,7 +127,12 @@ fn port<'a>(target: &'a ScalableTargetId, step: &'static str) -> impl FnOnce(Por
 }
 
 /// Decides with the lead time in force for this target.
-fn decide_now(target: &TargetPlan, observed: Option<&crate::decide::Observed>, state: &TargetState, now: DateTime<Utc>) -> Decision {
+fn decide_now(
+    target: &TargetPlan,
+    observed: Option<&crate::decide::Observed>,
+    state: &TargetState,
+    now: DateTime<Utc>,
+) -> Decision {
     let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
     decide(target, observed, state, lead.span, now)
 }
@@ -133,15 +148,26 @@ async fn apply<A: ScalingTargets, S: StateStore>(
     force_write: bool,
 ) -> Result<(SaveOutcome, bool), ReconcileError> {
     let id = &decision.target;
-    if let Action::Register { min, max, suspended } = decision.action {
-        aas.register(id, min, max, suspended).await.map_err(port(id, "register the scalable target"))?;
+    if let Action::Register {
+        min,
+        max,
+        suspended,
+    } = decision.action
+    {
+        aas.register(id, min, max, suspended)
+            .await
+            .map_err(port(id, "register the scalable target"))?;
     }
     let mut written = false;
     if force_write || decision.state_changed(before) {
         let mut next = decision.next_state.clone();
         next.version = before.version;
         let token = format!("{trigger}@{}", decision.at.timestamp_millis());
-        match store.save_state(id, &next, &token).await.map_err(port(id, "save the target state"))? {
+        match store
+            .save_state(id, &next, &token)
+            .await
+            .map_err(port(id, "save the target state"))?
+        {
             SaveOutcome::Saved => written = true,
             SaveOutcome::Conflict => return Ok((SaveOutcome::Conflict, false)),
         }
@@ -154,7 +180,10 @@ async fn apply<A: ScalingTargets, S: StateStore>(
             notes: notes.to_vec(),
         };
         log_decision(&record);
-        store.append_log(&record).await.map_err(port(id, "append the decision log"))?;
+        store
+            .append_log(&record)
+            .await
+            .map_err(port(id, "append the decision log"))?;
     }
     Ok((SaveOutcome::Saved, written))
 }
@@ -190,7 +219,10 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
     let id = &target.id;
     for _ in 0..MAX_ATTEMPTS {
         let ids = std::slice::from_ref(id);
-        let observed = aas.describe(ids).await.map_err(port(id, "describe the scalable target"))?;
+        let observed = aas
+            .describe(ids)
+            .await
+            .map_err(port(id, "describe the scalable target"))?;
         let (_, before) = store
             .load_states(ids)
             .await
@@ -204,7 +236,10 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
         if let Some(change) = change {
             if state.has_seen(&change.key, now) {
                 duplicate = true;
-                notes.push(format!("event {} was already applied: no second effect", change.key));
+                notes.push(format!(
+                    "event {} was already applied: no second effect",
+                    change.key
+                ));
             } else {
                 notes.extend((change.apply)(&mut state));
                 state.mark_seen(&change.key, now);
@@ -225,7 +260,9 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
             (SaveOutcome::Conflict, _) => continue,
         }
     }
-    Err(ReconcileError::TooManyConflicts { target: id.to_string() })
+    Err(ReconcileError::TooManyConflicts {
+        target: id.to_string(),
+    })
 }
 
 /// Reconciles one target named by an event, refusing any target the plan does not manage.
@@ -238,19 +275,31 @@ pub async fn reconcile_named<A: ScalingTargets, S: StateStore>(
     trigger: &str,
     change: Option<&EventChange<'_>>,
 ) -> Result<TargetOutcome, ReconcileError> {
-    let target = plan.target(id).ok_or_else(|| ReconcileError::Unmanaged { target: id.to_string() })?;
+    let target = plan.target(id).ok_or_else(|| ReconcileError::Unmanaged {
+        target: id.to_string(),
+    })?;
     reconcile_target(aas, store, target, now, trigger, change).await
 }
 
 /// The safety net: reconciles every managed target, a page of 50 at a time, with one
 /// DescribeScalableTargets call and one state read per page.
-pub async fn tick<A: ScalingTargets, S: StateStore>(aas: &A, store: &S, now: DateTime<Utc>) -> Result<TickReport, ReconcileError> {
+pub async fn tick<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    now: DateTime<Utc>,
+) -> Result<TickReport, ReconcileError> {
     let (plan_version, plan) = load_plan(store).await?;
     Ok(tick_plan(aas, store, &plan, plan_version, now).await)
 }
 
 /// [`tick`] with a plan already in hand (the simulator and tests hold theirs).
-pub async fn tick_plan<A: ScalingTargets, S: StateStore>(aas: &A, store: &S, plan: &Plan, plan_version: u64, now: DateTime<Utc>) -> TickReport {
+pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    plan: &Plan,
+    plan_version: u64,
+    now: DateTime<Utc>,
+) -> TickReport {
     let mut report = TickReport {
         plan_version,
         targets: plan.targets.len(),
@@ -278,13 +327,20 @@ pub async fn tick_plan<A: ScalingTargets, S: StateStore>(aas: &A, store: &S, pla
                 .find(|(id, _)| id == &target.id)
                 .map(|(_, s)| s.clone())
                 .unwrap_or_default();
-            let decision = decide_now(target, observed.iter().find(|o| o.id == target.id), &before, now);
+            let decision = decide_now(
+                target,
+                observed.iter().find(|o| o.id == target.id),
+                &before,
+                now,
+            );
             let result = match apply(aas, store, &decision, &before, "tick", &[], false).await {
                 Ok((SaveOutcome::Saved, written)) => Ok((decision, written)),
                 // Another invocation wrote this target meanwhile: redo it alone, from fresh reads.
-                Ok((SaveOutcome::Conflict, _)) => reconcile_target(aas, store, target, now, "tick", None)
-                    .await
-                    .map(|o| (o.decision, o.state_written)),
+                Ok((SaveOutcome::Conflict, _)) => {
+                    reconcile_target(aas, store, target, now, "tick", None)
+                        .await
+                        .map(|o| (o.decision, o.state_written))
+                }
                 Err(e) => Err(e),
             };
             match result {

@@ -118,7 +118,9 @@ impl TargetState {
     }
 
     pub fn has_seen(&self, key: &str, now: DateTime<Utc>) -> bool {
-        self.seen_events.iter().any(|e| e.key == key && e.until > now)
+        self.seen_events
+            .iter()
+            .any(|e| e.key == key && e.until > now)
     }
 
     pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {

@@ -20,32 +20,8 @@ pub struct Tick {
     pub id: Option<String>,
 }
 
-/// "Hold at least `floor` on `target` from `starts_at` to `ends_at`", with headroom adding the
-/// lead time before `starts_at`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeakEvent {
-    pub target: ScalableTargetId,
-    pub name: String,
-    pub floor: u32,
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: DateTime<Utc>,
-    pub suspend_scale_in: bool,
-    /// The Scheduler's execution id or the caller's own, for logs.
-    pub id: Option<String>,
-}
-
-impl PeakEvent {
-    /// Two deliveries of the same peak have the same key, whatever their envelope ids.
-    pub fn idempotency_key(&self) -> String {
-        format!(
-            "peak:{}:{}:{}:{}",
-            self.name,
-            self.starts_at.timestamp(),
-            self.ends_at.timestamp(),
-            self.floor
-        )
-    }
-}
+/// An explicit peak: the core's domain type, parsed here from headroom's JSON payload.
+pub use headroom_core::peaks::PeakRequest as PeakEvent;
 
 /// Reads the envelope's `time`: ISO 8601 normally, epoch milliseconds in some AWS examples.
 pub fn envelope_time(event: &serde_json::Value) -> Option<DateTime<Utc>> {
@@ -53,7 +29,11 @@ pub fn envelope_time(event: &serde_json::Value) -> Option<DateTime<Utc>> {
         serde_json::Value::String(s) => DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))
             .ok()
-            .or_else(|| s.parse::<i64>().ok().and_then(DateTime::from_timestamp_millis)),
+            .or_else(|| {
+                s.parse::<i64>()
+                    .ok()
+                    .and_then(DateTime::from_timestamp_millis)
+            }),
         serde_json::Value::Number(n) => n.as_i64().and_then(DateTime::from_timestamp_millis),
         _ => None,
     }
@@ -93,12 +73,15 @@ fn instant(field: &str, text: &str) -> Result<DateTime<Utc>, EventError> {
 pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
     let p: PeakPayload = serde_json::from_value(event.clone())
         .map_err(|e| EventError::malformed(PEAK, "(payload)", e.to_string()))?;
-    let target: ScalableTargetId = p
-        .target
-        .parse()
-        .map_err(|e: headroom_core::IdError| EventError::malformed(PEAK, "target", e.to_string()))?;
+    let target: ScalableTargetId = p.target.parse().map_err(|e: headroom_core::IdError| {
+        EventError::malformed(PEAK, "target", e.to_string())
+    })?;
     if !valid_claim_name(&p.name) {
-        return Err(EventError::malformed(PEAK, "name", format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name)));
+        return Err(EventError::malformed(
+            PEAK,
+            "name",
+            format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name),
+        ));
     }
     if p.floor == 0 {
         return Err(EventError::malformed(PEAK, "floor", "must be at least 1"));
@@ -106,10 +89,18 @@ pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
     let starts_at = instant("starts_at", &p.starts_at)?;
     let ends_at = instant("ends_at", &p.ends_at)?;
     if ends_at <= starts_at {
-        return Err(EventError::malformed(PEAK, "ends_at", "must be after starts_at"));
+        return Err(EventError::malformed(
+            PEAK,
+            "ends_at",
+            "must be after starts_at",
+        ));
     }
     if (ends_at - starts_at).num_seconds() > LONGEST_HOLD.as_secs() {
-        return Err(EventError::malformed(PEAK, "ends_at", format!("the peak may last at most {LONGEST_HOLD}")));
+        return Err(EventError::malformed(
+            PEAK,
+            "ends_at",
+            format!("the peak may last at most {LONGEST_HOLD}"),
+        ));
     }
     Ok(PeakEvent {
         target,

@@ -6,4 +6,7 @@ mod validate;
 
 pub use file::PlanFile;
 pub use model::*;
-pub use validate::{parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_LEAD_TIME, DEFAULT_RAMP, LONGEST_HOLD};
+pub use validate::{
+    parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_LEAD_TIME, DEFAULT_RAMP,
+    LONGEST_HOLD,
+};

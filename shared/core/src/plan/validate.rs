@@ -16,7 +16,10 @@ use crate::ids::ScalableTargetId;
 
 /// Defaults for what a plan leaves out. Documented in the README's plan section.
 pub const DEFAULT_LEAD_TIME: Span = Span::minutes(15);
-pub const DEFAULT_RAMP: Ramp = Ramp { step: Span::minutes(10), keep_percent: 50 };
+pub const DEFAULT_RAMP: Ramp = Ramp {
+    step: Span::minutes(10),
+    keep_percent: 50,
+};
 /// No claim may hold longer than this: a lost event must never pin capacity for long.
 pub const LONGEST_HOLD: Span = Span::hours(7 * 24);
 
@@ -87,11 +90,18 @@ impl Validator {
 
     fn plan(&mut self, raw: &PlanFile) -> Plan {
         if raw.version != 1 {
-            self.fail("version", format!("is {}; this headroom reads version 1", raw.version));
+            self.fail(
+                "version",
+                format!("is {}; this headroom reads version 1", raw.version),
+            );
         }
-        let default_tz = raw.defaults.timezone.as_deref().map_or(Some(chrono_tz::UTC), |tz| {
-            self.timezone("defaults.timezone", tz)
-        });
+        let default_tz = raw
+            .defaults
+            .timezone
+            .as_deref()
+            .map_or(Some(chrono_tz::UTC), |tz| {
+                self.timezone("defaults.timezone", tz)
+            });
         let default_ramp = raw
             .defaults
             .ramp_down
@@ -104,7 +114,13 @@ impl Validator {
         let mut targets = Vec::new();
         for (i, t) in raw.targets.iter().enumerate() {
             let at = format!("target[{i}]");
-            if let Some(target) = self.target(&at, t, default_tz.unwrap_or(chrono_tz::UTC), default_ramp, default_lead) {
+            if let Some(target) = self.target(
+                &at,
+                t,
+                default_tz.unwrap_or(chrono_tz::UTC),
+                default_ramp,
+                default_lead,
+            ) {
                 if !seen.insert(target.id.clone()) {
                     self.fail(
                         format!("{at}.resource_id"),
@@ -138,7 +154,10 @@ impl Validator {
         if t.min_capacity > t.max_capacity {
             self.fail(
                 format!("{at}.min_capacity"),
-                format!("{} is above max_capacity {}", t.min_capacity, t.max_capacity),
+                format!(
+                    "{} is above max_capacity {}",
+                    t.min_capacity, t.max_capacity
+                ),
             );
         }
         let lead_time = t.lead_time.unwrap_or(default_lead);
@@ -158,12 +177,18 @@ impl Validator {
                     format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name),
                 );
             } else if !names.insert(p.name.clone()) {
-                self.fail(format!("{pat}.name"), format!("{:?} is used twice in this target", p.name));
+                self.fail(
+                    format!("{pat}.name"),
+                    format!("{:?} is used twice in this target", p.name),
+                );
             }
             if p.floor > t.max_capacity {
                 self.fail(
                     format!("{pat}.floor"),
-                    format!("{} is above the target's max_capacity {}", p.floor, t.max_capacity),
+                    format!(
+                        "{} is above the target's max_capacity {}",
+                        p.floor, t.max_capacity
+                    ),
                 );
             }
             if p.duration.as_secs() <= 0 {
@@ -172,10 +197,9 @@ impl Validator {
             self.bounded_span(&format!("{pat}.duration"), p.duration, LONGEST_HOLD);
             let when = match (&p.cron, &p.at) {
                 (Some(expr), None) => {
-                    let tz = p
-                        .timezone
-                        .as_deref()
-                        .map_or(Some(default_tz), |tz| self.timezone(&format!("{pat}.timezone"), tz));
+                    let tz = p.timezone.as_deref().map_or(Some(default_tz), |tz| {
+                        self.timezone(&format!("{pat}.timezone"), tz)
+                    });
                     match Cron::parse(expr) {
                         Ok(cron) => tz.map(|timezone| PeakWhen::Recurring { cron, timezone }),
                         Err(e) => {
@@ -203,7 +227,10 @@ impl Validator {
                     }
                 }
                 _ => {
-                    self.fail(&pat, "give exactly one of `cron` (recurring) or `at` (one-time)");
+                    self.fail(
+                        &pat,
+                        "give exactly one of `cron` (recurring) or `at` (one-time)",
+                    );
                     None
                 }
             };
@@ -233,7 +260,10 @@ impl Validator {
                 None | Some("high_water") => GuardFloor::HighWater,
                 Some("current") => GuardFloor::Current,
                 Some(other) => {
-                    self.fail(format!("{gat}.floor"), format!("{other:?} is unknown: use high_water or current"));
+                    self.fail(
+                        format!("{gat}.floor"),
+                        format!("{other:?} is unknown: use high_water or current"),
+                    );
                     GuardFloor::HighWater
                 }
             };
@@ -256,7 +286,10 @@ impl Validator {
             if capacity == 0 || capacity > t.max_capacity {
                 self.fail(
                     format!("{wat}.capacity"),
-                    format!("{capacity} must be between 1 and max_capacity {}", t.max_capacity),
+                    format!(
+                        "{capacity} must be between 1 and max_capacity {}",
+                        t.max_capacity
+                    ),
                 );
             }
             let quiet_period = w.quiet_period.unwrap_or(Span::minutes(15));
@@ -273,10 +306,13 @@ impl Validator {
                 max_duration,
             }
         });
-        let review = t.review.as_ref().map_or_else(ReviewPolicy::default, |r| ReviewPolicy {
-            enabled: r.enabled.unwrap_or(true),
-            tag_endpoint: r.tag_endpoint.unwrap_or(true),
-        });
+        let review = t
+            .review
+            .as_ref()
+            .map_or_else(ReviewPolicy::default, |r| ReviewPolicy {
+                enabled: r.enabled.unwrap_or(true),
+                tag_endpoint: r.tag_endpoint.unwrap_or(true),
+            });
 
         Some(TargetPlan {
             id: id?,
@@ -313,7 +349,10 @@ impl Validator {
             self.fail(format!("{mat}.margin"), "must be between 1.0 and 5.0");
         }
         if out.min > out.max {
-            self.fail(format!("{mat}.min"), format!("{} is above max {}", out.min, out.max));
+            self.fail(
+                format!("{mat}.min"),
+                format!("{} is above max {}", out.min, out.max),
+            );
         }
         self.bounded_span(&format!("{mat}.max"), out.max, Span::hours(24));
         if out.min_samples == 0 {
@@ -324,7 +363,10 @@ impl Validator {
 
     fn alarm_list(&mut self, at: &str, alarms: &[String]) {
         if alarms.is_empty() {
-            self.fail(format!("{at}.alarms"), "name at least one alarm (name or ARN)");
+            self.fail(
+                format!("{at}.alarms"),
+                "name at least one alarm (name or ARN)",
+            );
         }
         if alarms.iter().any(|a| a.trim().is_empty()) {
             self.fail(format!("{at}.alarms"), "an alarm name is empty");
@@ -339,7 +381,10 @@ impl Validator {
         if r.keep_percent > 99 {
             self.fail(
                 format!("{at}.keep_percent"),
-                format!("{} must be between 0 and 99 (the share of the floor kept at each step)", r.keep_percent),
+                format!(
+                    "{} must be between 0 and 99 (the share of the floor kept at each step)",
+                    r.keep_percent
+                ),
             );
         }
         Ramp {
@@ -369,7 +414,9 @@ impl Validator {
 pub fn valid_claim_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 #[cfg(test)]
@@ -407,7 +454,9 @@ max_capacity = 8
         assert_eq!(t.lead_time, Span::minutes(25));
         assert_eq!(t.ramp_down, DEFAULT_RAMP);
         match &t.peaks[0].when {
-            PeakWhen::Recurring { timezone, .. } => assert_eq!(*timezone, chrono_tz::Europe::Berlin),
+            PeakWhen::Recurring { timezone, .. } => {
+                assert_eq!(*timezone, chrono_tz::Europe::Berlin)
+            }
             other => panic!("expected a recurring peak, got {other:?}"),
         }
         assert!(t.guard.is_none());

@@ -1,0 +1,660 @@
+//! Alarm automation: CloudWatch alarm transitions become `guard` claims (hold capacity after a
+//! burst, release slowly) and `wake` claims (scale out from zero on a backlog).
+//!
+//! Alarm events arrive duplicated, late and out of order. Instead of applying each event as a
+//! step of a state machine, headroom keeps two facts per alarm and *derives* the claim from them:
+//! - the alarm's mark: the newest transition applied (`TargetState::alarm_marks`);
+//! - the last instant the alarm was known to be in ALARM (a transition to ALARM, or away from it),
+//!   kept in `TargetState::notes` under [`LAST_IN_ALARM_NOTE`];
+//!
+//! plus, for the guard, the high-water mark (`TargetState::high_water`). All three only ever move
+//! forward (newest time, highest count), so any interleaving of duplicated and reordered
+//! deliveries ends in the same facts, and therefore the same claims, as the ordered sequence.
+//! A transition older than the mark is stale: it moves no mark and no timing, and the log says so;
+//! only the proof of ALARM it carries (its time, and the desired count seen) still counts.
+//!
+//! The rules, per alarm, from its mark (newest transition at `m`) and its last ALARM time `a`:
+//! - mark is ALARM: the claim holds fully until `m + max_duration`, the hard bound that keeps a lost
+//!   OK from pinning capacity;
+//! - mark is OK or INSUFFICIENT_DATA (the alarm left ALARM) and `m <= a + max_duration`: the claim
+//!   holds until `m + hold` (guard) or `m + quiet_period` (wake, never past `a + max_duration`);
+//!   the guard then steps down through its ramp;
+//! - otherwise the alarm asks for nothing. With several alarms, the one holding longest wins.
+//!
+//! Time is always the alarm's own state timestamp, never the clock: a late delivery computes the
+//! same claim as a prompt one.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::claim::{Claim, ClaimSource};
+use crate::ids::ScalableTargetId;
+use crate::plan::{alarm_matches, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
+use crate::state::{AlarmMark, TargetState, WakeLatency};
+
+/// `TargetState::notes` key holding, per alarm name, the last instant the alarm was known to be
+/// in ALARM (RFC 3339).
+pub const LAST_IN_ALARM_NOTE: &str = "alarm_last_in_alarm";
+/// At most this many wake latencies are kept per target (most recent last).
+pub const WAKE_LATENCIES_KEPT: usize = 50;
+
+/// A CloudWatch alarm state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AlarmState {
+    Ok,
+    Alarm,
+    InsufficientData,
+}
+
+impl AlarmState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlarmState::Ok => "OK",
+            AlarmState::Alarm => "ALARM",
+            AlarmState::InsufficientData => "INSUFFICIENT_DATA",
+        }
+    }
+
+    /// Tie-break for two transitions with the same timestamp (CloudWatch never sends those, but a
+    /// deterministic answer keeps the result independent of arrival order): ALARM wins, as the
+    /// conservative choice.
+    fn rank(self) -> u8 {
+        match self {
+            AlarmState::Ok => 0,
+            AlarmState::InsufficientData => 1,
+            AlarmState::Alarm => 2,
+        }
+    }
+}
+
+impl fmt::Display for AlarmState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AlarmState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "OK" => Ok(Self::Ok),
+            "ALARM" => Ok(Self::Alarm),
+            "INSUFFICIENT_DATA" => Ok(Self::InsufficientData),
+            other => Err(format!(
+                "alarm state {other:?} is unknown: CloudWatch uses OK, ALARM or INSUFFICIENT_DATA"
+            )),
+        }
+    }
+}
+
+impl Serialize for AlarmState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AlarmState {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// One alarm state change, whichever envelope it came in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlarmTransition {
+    pub alarm_name: String,
+    pub alarm_arn: Option<String>,
+    pub state: AlarmState,
+    pub previous: Option<AlarmState>,
+    /// The alarm's own state timestamp (when the state changed), not the delivery time.
+    pub at: DateTime<Utc>,
+    /// The alarm's metric dimensions when present (empty for composite alarms).
+    #[serde(default)]
+    pub dimensions: BTreeMap<String, String>,
+    /// The envelope's event id when it has one (EventBridge does, the direct action does not).
+    #[serde(default)]
+    pub event_id: Option<String>,
+}
+
+impl AlarmTransition {
+    /// A transition with no ARN, previous state, dimensions or event id (tests, the simulator).
+    pub fn new(alarm_name: impl Into<String>, state: AlarmState, at: DateTime<Utc>) -> Self {
+        Self {
+            alarm_name: alarm_name.into(),
+            alarm_arn: None,
+            state,
+            previous: None,
+            at,
+            dimensions: BTreeMap::new(),
+            event_id: None,
+        }
+    }
+
+    pub fn with_previous(mut self, previous: AlarmState) -> Self {
+        self.previous = Some(previous);
+        self
+    }
+
+    /// The trigger name used in decision-log records.
+    pub fn trigger_name(&self) -> String {
+        format!("alarm:{}:{}", self.alarm_name, self.state)
+    }
+
+    /// Whether this transition proves the alarm was in ALARM at `self.at`.
+    fn proves_alarm(&self) -> bool {
+        self.state == AlarmState::Alarm || self.previous == Some(AlarmState::Alarm)
+    }
+}
+
+/// What an alarm means for a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlarmRole {
+    /// A burst alarm: hold capacity while it fires and for a while after.
+    Guard,
+    /// A backlog alarm: scale out from zero.
+    Wake,
+}
+
+impl AlarmRole {
+    pub fn source(self) -> ClaimSource {
+        match self {
+            AlarmRole::Guard => ClaimSource::Guard,
+            AlarmRole::Wake => ClaimSource::Wake,
+        }
+    }
+}
+
+impl fmt::Display for AlarmRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AlarmRole::Guard => "guard",
+            AlarmRole::Wake => "wake",
+        })
+    }
+}
+
+fn named(alarms: &[String], t: &AlarmTransition) -> bool {
+    alarms
+        .iter()
+        .any(|a| alarm_matches(a, &t.alarm_name, t.alarm_arn.as_deref()))
+}
+
+/// Which managed targets (and in which role) a transition concerns under the plan; empty = not
+/// ours. An alarm may matter to several targets, and to one target in both roles.
+pub fn route(plan: &Plan, t: &AlarmTransition) -> Vec<(ScalableTargetId, AlarmRole)> {
+    let mut out = Vec::new();
+    for target in &plan.targets {
+        if target.guard.as_ref().is_some_and(|g| named(&g.alarms, t)) {
+            out.push((target.id.clone(), AlarmRole::Guard));
+        }
+        if target.wake.as_ref().is_some_and(|w| named(&w.alarms, t)) {
+            out.push((target.id.clone(), AlarmRole::Wake));
+        }
+    }
+    out
+}
+
+/// Idempotency key: event id, else alarm ARN/name + state + state timestamp. Two deliveries of the
+/// same EventBridge event share the id; the direct alarm action has none, and its (alarm, state,
+/// timestamp) triple identifies the transition.
+pub fn idempotency_key(t: &AlarmTransition) -> String {
+    match &t.event_id {
+        Some(id) if !id.trim().is_empty() => format!("event:{id}"),
+        _ => format!(
+            "alarm:{}:{}:{}",
+            t.alarm_arn.as_deref().unwrap_or(&t.alarm_name),
+            t.state,
+            t.at.timestamp_millis()
+        ),
+    }
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The last instant each alarm was known to be in ALARM.
+pub fn last_in_alarm(state: &TargetState, alarm_name: &str) -> Option<DateTime<Utc>> {
+    state
+        .notes
+        .get(LAST_IN_ALARM_NOTE)?
+        .get(alarm_name)?
+        .as_str()
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn raise_last_in_alarm(state: &mut TargetState, alarm_name: &str, at: DateTime<Utc>) {
+    if last_in_alarm(state, alarm_name).is_some_and(|a| a >= at) {
+        return;
+    }
+    let entry = state
+        .notes
+        .entry(LAST_IN_ALARM_NOTE.to_owned())
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    if !entry.is_object() {
+        *entry = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let Some(map) = entry.as_object_mut() {
+        map.insert(
+            alarm_name.to_owned(),
+            serde_json::Value::String(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        );
+    }
+}
+
+/// Where a transition stands against the alarm's mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Freshness {
+    New,
+    Duplicate,
+    Stale,
+}
+
+fn freshness(state: &TargetState, t: &AlarmTransition) -> Freshness {
+    let Some(mark) = state.alarm_marks.get(&t.alarm_name) else {
+        return Freshness::New;
+    };
+    let mark_rank = mark.state.parse::<AlarmState>().map_or(0, AlarmState::rank);
+    match (t.at, t.state.rank()).cmp(&(mark.at, mark_rank)) {
+        std::cmp::Ordering::Greater => Freshness::New,
+        std::cmp::Ordering::Equal => Freshness::Duplicate,
+        std::cmp::Ordering::Less => Freshness::Stale,
+    }
+}
+
+/// Pure: applies the transition to the target's state (guard/wake claims, alarm marks, high-water,
+/// wake bookkeeping). `desired_now` = the target's current desired count (instances or copies) if
+/// known. Returns notes for the decision log (e.g. "stale transition ignored").
+pub fn apply_transition(
+    target: &TargetPlan,
+    role: AlarmRole,
+    t: &AlarmTransition,
+    desired_now: Option<u32>,
+    state: &mut TargetState,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let fresh = freshness(state, t);
+    match fresh {
+        Freshness::Stale => {
+            if let Some(mark) = state.alarm_marks.get(&t.alarm_name) {
+                notes.push(format!(
+                    "stale transition ignored: {} {} at {} is older than {} at {}, the last applied",
+                    t.alarm_name,
+                    t.state,
+                    stamp(t.at),
+                    mark.state,
+                    stamp(mark.at)
+                ));
+            }
+        }
+        Freshness::Duplicate => notes.push(format!(
+            "duplicate transition: {} {} at {} was already applied",
+            t.alarm_name,
+            t.state,
+            stamp(t.at)
+        )),
+        Freshness::New => {}
+    }
+
+    let before = state.claim(&role.source()).cloned();
+    match role {
+        AlarmRole::Guard => {
+            let Some(policy) = &target.guard else {
+                notes.push(format!(
+                    "{} has no guard policy: alarm {} ignored",
+                    target.id, t.alarm_name
+                ));
+                return notes;
+            };
+            record_guard_evidence(policy, t, fresh, desired_now, state);
+        }
+        AlarmRole::Wake => {
+            let Some(policy) = &target.wake else {
+                notes.push(format!(
+                    "{} has no wake policy: alarm {} ignored",
+                    target.id, t.alarm_name
+                ));
+                return notes;
+            };
+            if t.proves_alarm() {
+                raise_last_in_alarm(state, &t.alarm_name, t.at);
+            }
+            if fresh == Freshness::New && t.state == AlarmState::Alarm {
+                // Measure from the earliest ALARM of this wake; a pending mark older than the
+                // wake's hard bound belongs to a wake that never got capacity.
+                let bound = t.at - policy.max_duration.to_chrono();
+                state.wake_pending_since = Some(
+                    state
+                        .wake_pending_since
+                        .filter(|p| *p >= bound)
+                        .map_or(t.at, |p| p.min(t.at)),
+                );
+            }
+        }
+    }
+    if fresh == Freshness::New {
+        state.alarm_marks.insert(
+            t.alarm_name.clone(),
+            AlarmMark {
+                state: t.state.as_str().to_owned(),
+                at: t.at,
+            },
+        );
+    }
+
+    let after = derive_claim(target, role, state);
+    match &after {
+        Some(claim) => state.put_claim(claim.clone()),
+        None => {
+            state.remove_claim(&role.source());
+        }
+    }
+    notes.extend(describe_change(role, before.as_ref(), after.as_ref()));
+    notes
+}
+
+fn record_guard_evidence(
+    policy: &GuardPolicy,
+    t: &AlarmTransition,
+    fresh: Freshness,
+    desired_now: Option<u32>,
+    state: &mut TargetState,
+) {
+    if !t.proves_alarm() {
+        return;
+    }
+    // A fresh burst after the previous guard has fully run out starts a new high-water mark.
+    // Stale transitions never reset: they belong to a burst already accounted for.
+    let guard_gone = state
+        .claim(&ClaimSource::Guard)
+        .is_none_or(|c| c.is_expired(t.at));
+    if fresh == Freshness::New && guard_gone {
+        state.high_water = None;
+    }
+    if let Some(desired) = desired_now {
+        state.high_water = match policy.floor {
+            GuardFloor::HighWater => Some(state.high_water.map_or(desired, |h| h.max(desired))),
+            // The count when the alarm fired: the first one seen for this guard.
+            GuardFloor::Current => Some(state.high_water.unwrap_or(desired)),
+        };
+    }
+    raise_last_in_alarm(state, &t.alarm_name, t.at);
+}
+
+/// One alarm's say on the claim: when the full hold starts and ends, and whether the alarm is
+/// still firing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Candidate {
+    full_until: DateTime<Utc>,
+    firing: bool,
+    starts_at: DateTime<Utc>,
+    alarm: String,
+}
+
+fn candidates<'a>(
+    alarms: &'a [String],
+    state: &'a TargetState,
+) -> impl Iterator<Item = (&'a String, AlarmState, DateTime<Utc>, Option<DateTime<Utc>>)> + 'a {
+    state.alarm_marks.iter().filter_map(move |(name, mark)| {
+        if !alarms.iter().any(|a| alarm_matches(a, name, None)) {
+            return None;
+        }
+        let s = mark.state.parse::<AlarmState>().ok()?;
+        Some((name, s, mark.at, last_in_alarm(state, name)))
+    })
+}
+
+fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {
+    cands.max_by(|a, b| {
+        (a.full_until, a.firing, a.starts_at, &a.alarm).cmp(&(
+            b.full_until,
+            b.firing,
+            b.starts_at,
+            &b.alarm,
+        ))
+    })
+}
+
+/// The role's claim as the alarm facts in `state` say it should be (`None`: no claim).
+pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -> Option<Claim> {
+    match role {
+        AlarmRole::Guard => target
+            .guard
+            .as_ref()
+            .and_then(|p| derive_guard(target, p, state)),
+        AlarmRole::Wake => target.wake.as_ref().and_then(|p| derive_wake(p, state)),
+    }
+}
+
+fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
+    let max = policy.max_duration.to_chrono();
+    let pick = best(
+        candidates(&policy.alarms, state).filter_map(|(name, s, at, last_alarm)| {
+            if s == AlarmState::Alarm {
+                return Some(Candidate {
+                    full_until: at + max,
+                    firing: true,
+                    starts_at: at,
+                    alarm: name.clone(),
+                });
+            }
+            let a = last_alarm?;
+            (at <= a + max).then(|| Candidate {
+                full_until: at + policy.hold.to_chrono(),
+                firing: false,
+                starts_at: at,
+                alarm: name.clone(),
+            })
+        }),
+    )?;
+    let (floor, what) = match (state.high_water, policy.floor) {
+        (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
+        (Some(h), GuardFloor::Current) => (h, "the desired count when it fired"),
+        (None, _) => (
+            target.min_capacity,
+            "the plan minimum (desired count not yet seen)",
+        ),
+    };
+    let reason = if pick.firing {
+        format!(
+            "burst alarm {} in ALARM since {}: holding {floor} ({what}) until it clears, at most until {}",
+            pick.alarm,
+            stamp(pick.starts_at),
+            stamp(pick.full_until)
+        )
+    } else {
+        format!(
+            "burst alarm {} cleared at {}: holding {floor} ({what}) for {}, then stepping down",
+            pick.alarm,
+            stamp(pick.starts_at),
+            policy.hold
+        )
+    };
+    Some(
+        Claim::new(
+            ClaimSource::Guard,
+            floor,
+            pick.starts_at,
+            pick.full_until,
+            Some(policy.step_down),
+            reason,
+        )
+        .suspending_scale_in(policy.suspend_scale_in),
+    )
+}
+
+fn derive_wake(policy: &WakePolicy, state: &TargetState) -> Option<Claim> {
+    let max = policy.max_duration.to_chrono();
+    let pick = best(
+        candidates(&policy.alarms, state).filter_map(|(name, s, at, last_alarm)| {
+            if s == AlarmState::Alarm {
+                return Some(Candidate {
+                    full_until: at + max,
+                    firing: true,
+                    starts_at: at,
+                    alarm: name.clone(),
+                });
+            }
+            let a = last_alarm?;
+            let full_until = (at + policy.quiet_period.to_chrono()).min(a + max);
+            (full_until > at).then(|| Candidate {
+                full_until,
+                firing: false,
+                starts_at: at,
+                alarm: name.clone(),
+            })
+        }),
+    )?;
+    let reason = if pick.firing {
+        format!(
+            "backlog alarm {} in ALARM since {}: waking to {} until it clears, at most until {}",
+            pick.alarm,
+            stamp(pick.starts_at),
+            policy.capacity,
+            stamp(pick.full_until)
+        )
+    } else {
+        format!(
+            "backlog alarm {} cleared at {}: keeping {} for the quiet period until {}",
+            pick.alarm,
+            stamp(pick.starts_at),
+            policy.capacity,
+            stamp(pick.full_until)
+        )
+    };
+    Some(Claim::new(
+        ClaimSource::Wake,
+        policy.capacity,
+        pick.starts_at,
+        pick.full_until,
+        None,
+        reason,
+    ))
+}
+
+fn describe_change(role: AlarmRole, before: Option<&Claim>, after: Option<&Claim>) -> Vec<String> {
+    match (before, after) {
+        (None, None) => vec![format!(
+            "no {role} claim: no alarm of this {role} asks for capacity"
+        )],
+        (Some(b), Some(a)) if b == a => vec![format!("{role} claim unchanged")],
+        (_, Some(a)) => vec![format!(
+            "{role} claim {}: floor {}, full hold until {}, expires {}: {}",
+            if before.is_some() { "changed" } else { "added" },
+            a.floor,
+            stamp(a.full_until),
+            stamp(a.expires_at),
+            a.reason
+        )],
+        (Some(_), None) => vec![format!(
+            "{role} claim removed: no alarm of this {role} asks for capacity any more"
+        )],
+    }
+}
+
+/// Pure: what the tick (or an endpoint state event) learns from the target's desired and in-service
+/// counts at `now`:
+/// - while a guard alarm fires, a higher desired count raises the high-water mark (and the floor);
+/// - a pending wake whose capacity is now in service records its latency (alarm time to `now`);
+/// - a pending wake whose claim has ended without capacity is dropped, said so in the notes.
+pub fn observe_capacity(
+    target: &TargetPlan,
+    state: &mut TargetState,
+    desired: u32,
+    current: u32,
+    now: DateTime<Utc>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(policy) = &target.guard {
+        if guard_firing(policy, state, now)
+            && policy.floor == GuardFloor::HighWater
+            && state.high_water.is_none_or(|h| desired > h)
+        {
+            state.high_water = Some(desired);
+            if let Some(claim) = derive_claim(target, AlarmRole::Guard, state) {
+                notes.push(format!(
+                    "guard high-water mark raised to {desired} while the burst alarm fires"
+                ));
+                state.put_claim(claim);
+            }
+        }
+    }
+    if let (Some(policy), Some(since)) = (&target.wake, state.wake_pending_since) {
+        if current >= policy.capacity {
+            let latency = WakeLatency {
+                alarm_at: since,
+                in_service_at: now,
+                seconds: (now - since).num_seconds().max(0),
+            };
+            notes.push(format!(
+                "woke from the backlog alarm at {}: {current} in service after {} s",
+                stamp(since),
+                latency.seconds
+            ));
+            state.wake_latencies.push(latency);
+            if state.wake_latencies.len() > WAKE_LATENCIES_KEPT {
+                let excess = state.wake_latencies.len() - WAKE_LATENCIES_KEPT;
+                state.wake_latencies.drain(..excess);
+            }
+            state.wake_pending_since = None;
+        } else if state
+            .claim(&ClaimSource::Wake)
+            .is_none_or(|c| c.at(now).is_none())
+        {
+            notes.push(format!(
+                "the wake from {} ended with {current} of {} in service: no latency recorded",
+                stamp(since),
+                policy.capacity
+            ));
+            state.wake_pending_since = None;
+        }
+    }
+    notes
+}
+
+/// Pure: when the target already has the wake capacity in service as the backlog alarm fires,
+/// there is nothing to wake and no latency to measure; the handler calls this after
+/// [`apply_transition`] with the in-service count it read.
+pub fn wake_already_served(
+    target: &TargetPlan,
+    state: &mut TargetState,
+    current: u32,
+) -> Vec<String> {
+    match (&target.wake, state.wake_pending_since) {
+        (Some(policy), Some(_)) if current >= policy.capacity => {
+            state.wake_pending_since = None;
+            vec![format!(
+                "{current} already in service: no wake latency to measure"
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A guard alarm is in ALARM and within its hard bound (a lost OK stops counting after it).
+fn guard_firing(policy: &GuardPolicy, state: &TargetState, now: DateTime<Utc>) -> bool {
+    candidates(&policy.alarms, state)
+        .any(|(_, s, at, _)| s == AlarmState::Alarm && now < at + policy.max_duration.to_chrono())
+}
+
+/// Whether the target's state has anything [`observe_capacity`] would look at, so the tick reads
+/// SageMaker only for those targets.
+pub fn wants_capacity_observation(
+    target: &TargetPlan,
+    state: &TargetState,
+    now: DateTime<Utc>,
+) -> bool {
+    let guard = target
+        .guard
+        .as_ref()
+        .is_some_and(|p| p.floor == GuardFloor::HighWater && guard_firing(p, state, now));
+    guard || (target.wake.is_some() && state.wake_pending_since.is_some())
+}
