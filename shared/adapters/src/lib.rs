@@ -1,1 +1,17 @@
+//! headroom's AWS edge: every AWS SDK call lives here, behind the ports of `headroom-core`.
+//! Each module implements one port for one service and classifies SDK errors (`error.rs`) into
+//! retryable or permanent `PortError`s, keeping the SDK error as the source.
+//!
+//! One line per module below; add yours at the end of the list.
 
+pub mod aas;
+pub mod config;
+pub mod dynamo;
+pub mod error;
+
+#[cfg(test)]
+mod test_support;
+
+pub use aas::AasScalingTargets;
+pub use config::{AwsSettings, Clients};
+pub use dynamo::{create_table, DynamoStateStore, TableCreated};
