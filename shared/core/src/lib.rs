@@ -10,7 +10,9 @@ pub mod capacity_port;
 pub mod claim;
 pub mod cron;
 pub mod decide;
+pub mod deploy_ports;
 pub mod duration;
+pub mod identity;
 pub mod ids;
 pub mod lead_time;
 pub mod log;
@@ -19,6 +21,7 @@ pub mod peaks;
 pub mod plan;
 pub mod ports;
 pub mod reconcile;
+pub mod review;
 pub mod state;
 pub mod wake;
 
