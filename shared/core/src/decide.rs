@@ -234,7 +234,11 @@ pub fn decide(
     } else if observed_bounds == Some(desired) || matches!(action, Action::Register { .. }) {
         next.drift = None;
     }
-    next.last_applied = Some(desired);
+    // Remember what we applied, to tell later hand edits from our own changes. A target that
+    // already sits at the desired bounds needs no write until headroom first changes it.
+    if matches!(action, Action::Register { .. }) || next.last_applied.is_some() {
+        next.last_applied = Some(desired);
+    }
     Decision {
         target: target.id.clone(),
         at: now,

@@ -1,0 +1,250 @@
+//! The tick function's handler against in-memory ports: call counts at scale, idempotency,
+//! explicit peak events (late, duplicate, unmanaged) and bad input causing no mutation.
+
+use chrono::{DateTime, Duration, Utc};
+use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::ScalableTargetId;
+use headroom_tick::{handle, HandlerError, Outcome};
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().expect("RFC 3339")
+}
+
+fn tick_event() -> serde_json::Value {
+    serde_json::from_str(include_str!("../../events/schedule/tick-rule.json"))
+        .expect("fixture parses")
+}
+
+/// A plan of `n` variant targets (min 1, max 8); every 100th has a peak starting 20 minutes after
+/// `now` with floor 5 and a lead time of 25 minutes.
+fn big_plan(n: usize, now: DateTime<Utc>) -> String {
+    let start = (now + Duration::minutes(20)).to_rfc3339();
+    let mut text = String::from("version = 1\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "[[target]]\nresource_id = \"endpoint/ep-{i:04}/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 8\nlead_time = \"25m\"\n"
+        ));
+        if i % 100 == 0 {
+            text.push_str(&format!("[[target.peak]]\nname = \"launch\"\nat = \"{start}\"\nduration = \"1h\"\nfloor = 5\n"));
+        }
+    }
+    text
+}
+
+fn registered(n: usize) -> MemoryScalingTargets {
+    (0..n).fold(MemoryScalingTargets::default(), |aas, i| {
+        aas.with_target(
+            format!("endpoint/ep-{i:04}/variant/AllTraffic")
+                .parse()
+                .expect("valid id"),
+            1,
+            8,
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writes_only_changes() {
+    let now = t("2026-12-03T16:00:00Z");
+    let aas = registered(500);
+    let store = MemoryStateStore::default().with_plan(&big_plan(500, now));
+
+    let Outcome::Tick(report) = handle(&aas, &store, &tick_event(), now)
+        .await
+        .expect("tick succeeds")
+    else {
+        panic!("a tick event yields a tick report")
+    };
+
+    assert_eq!(report.targets, 500);
+    assert_eq!(
+        Calls::get(&aas.calls.describe),
+        10,
+        "ceil(500 / 50) DescribeScalableTargets calls"
+    );
+    assert_eq!(
+        Calls::get(&store.calls.load_states),
+        10,
+        "one state read per page"
+    );
+    assert_eq!(Calls::get(&store.calls.load_plan), 1);
+    assert_eq!(
+        Calls::get(&aas.calls.register),
+        5,
+        "only the 5 targets whose peak is within the lead time"
+    );
+    assert_eq!(
+        Calls::get(&store.calls.save_state),
+        5,
+        "state is written only where it changed"
+    );
+    assert_eq!(Calls::get(&store.calls.append_log), 5);
+    let raised: ScalableTargetId = "endpoint/ep-0100/variant/AllTraffic"
+        .parse()
+        .expect("valid id");
+    assert_eq!(aas.get(&raised).expect("registered").min, 5);
+
+    // The second tick right after changes nothing.
+    let mutations = aas.calls.mutations() + store.calls.mutations();
+    handle(&aas, &store, &tick_event(), now + Duration::seconds(5))
+        .await
+        .expect("second tick succeeds");
+    assert_eq!(
+        aas.calls.mutations() + store.calls.mutations(),
+        mutations,
+        "no mutating call on the second run"
+    );
+    assert_eq!(Calls::get(&aas.calls.describe), 20);
+}
+
+const ONE_TARGET: &str = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat-prod/variant/AllTraffic"
+min_capacity = 1
+max_capacity = 8
+lead_time = "25m"
+"#;
+
+fn chat() -> ScalableTargetId {
+    "endpoint/chat-prod/variant/AllTraffic"
+        .parse()
+        .expect("valid id")
+}
+
+fn peak_event() -> serde_json::Value {
+    serde_json::from_str(include_str!("../../events/schedule/peak.json")).expect("fixture parses")
+}
+
+#[tokio::test]
+async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
+    // The fixture's peak starts 14:00Z; with a 25 minute lead it was due at 13:35Z.
+    let now = t("2026-11-27T13:50:00Z");
+    let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
+    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+
+    let Outcome::Peak {
+        min,
+        duplicate,
+        notes,
+        ..
+    } = handle(&aas, &store, &peak_event(), now)
+        .await
+        .expect("peak applies")
+    else {
+        panic!("a peak event yields a peak outcome")
+    };
+    assert_eq!((min, duplicate), (8, false));
+    assert!(
+        notes.iter().any(|n| n.contains("arrived 15m late")),
+        "{notes:?}"
+    );
+    assert_eq!(aas.get(&chat()).expect("registered").min, 8);
+    let log = store.log();
+    assert_eq!(log.len(), 1);
+    assert!(
+        log[0]["notes"][0].as_str().unwrap_or("").contains("late"),
+        "{}",
+        log[0]
+    );
+
+    // The same event again (EventBridge Scheduler retried it): no second effect.
+    let before = aas.calls.mutations() + store.calls.mutations();
+    let Outcome::Peak { duplicate, .. } =
+        handle(&aas, &store, &peak_event(), now + Duration::seconds(30))
+            .await
+            .expect("duplicate is fine")
+    else {
+        panic!("peak outcome")
+    };
+    assert!(duplicate);
+    assert_eq!(aas.calls.mutations() + store.calls.mutations(), before);
+}
+
+#[tokio::test]
+async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
+    let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
+    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+    handle(&aas, &store, &peak_event(), t("2026-11-26T09:00:00Z"))
+        .await
+        .expect("stored");
+    assert_eq!(
+        aas.get(&chat()).expect("registered").min,
+        1,
+        "nothing changes a day early"
+    );
+    assert_eq!(store.state(&chat()).claims.len(), 1);
+
+    handle(&aas, &store, &tick_event(), t("2026-11-27T13:34:00Z"))
+        .await
+        .expect("tick");
+    assert_eq!(aas.get(&chat()).expect("registered").min, 1, "not yet due");
+    handle(&aas, &store, &tick_event(), t("2026-11-27T13:35:00Z"))
+        .await
+        .expect("tick");
+    assert_eq!(
+        aas.get(&chat()).expect("registered").min,
+        8,
+        "due at start minus lead time"
+    );
+    // After the end, the ramp steps down: 8 -> 4 at 22:00.
+    handle(&aas, &store, &tick_event(), t("2026-11-27T22:00:00Z"))
+        .await
+        .expect("tick");
+    assert_eq!(aas.get(&chat()).expect("registered").min, 4);
+}
+
+#[tokio::test]
+async fn a_peak_for_an_unmanaged_target_is_refused_without_any_mutation() {
+    let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
+    let store = MemoryStateStore::default().with_plan(
+        "version = 1\n[[target]]\nresource_id = \"endpoint/other/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 2\n",
+    );
+    let err = handle(&aas, &store, &peak_event(), t("2026-11-27T13:50:00Z"))
+        .await
+        .expect_err("unmanaged");
+    assert!(err.to_string().contains("not managed by the plan"), "{err}");
+    assert!(!err.is_retryable());
+    assert_eq!(aas.calls.mutations() + store.calls.mutations(), 0);
+}
+
+#[tokio::test]
+async fn malformed_events_are_refused_with_the_field_named_and_no_mutation() {
+    let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
+    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+    for (file, needle) in [
+        (
+            include_str!("../../events/invalid/peak-floor-zero.json"),
+            "field `floor`",
+        ),
+        (
+            include_str!("../../events/invalid/peak-bad-target.json"),
+            "field `target`",
+        ),
+        (
+            include_str!("../../events/invalid/unknown-shape.json"),
+            "unrecognised event",
+        ),
+    ] {
+        let event: serde_json::Value = serde_json::from_str(file).expect("valid JSON");
+        let err = handle(&aas, &store, &event, t("2026-11-27T13:50:00Z"))
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, HandlerError::BadEvent(_)));
+        assert!(err.to_string().contains(needle), "{err}");
+    }
+    assert_eq!(aas.calls.mutations() + store.calls.mutations(), 0);
+}
+
+#[tokio::test]
+async fn a_tick_without_a_stored_plan_says_how_to_store_one() {
+    let err = handle(
+        &MemoryScalingTargets::default(),
+        &MemoryStateStore::default(),
+        &tick_event(),
+        t("2026-11-27T13:50:00Z"),
+    )
+    .await
+    .expect_err("no plan");
+    assert!(err.to_string().contains("headroom plan apply"), "{err}");
+}
