@@ -7,6 +7,7 @@
 pub mod aas;
 pub mod config;
 pub mod dynamo;
+pub mod env;
 pub mod error;
 
 #[cfg(test)]
@@ -15,3 +16,4 @@ mod test_support;
 pub use aas::AasScalingTargets;
 pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
+pub use env::FunctionEnv;
