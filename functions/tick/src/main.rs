@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 async fn main() -> Result<(), Error> {
     tracing_subscriber::fmt()
         .json()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .with_current_span(false)
         .with_target(false)
         .init();

@@ -14,7 +14,9 @@ pub struct FunctionEnv {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
-    #[error("environment variable {ENV_TABLE} is not set: set it to headroom's DynamoDB table name")]
+    #[error(
+        "environment variable {ENV_TABLE} is not set: set it to headroom's DynamoDB table name"
+    )]
     MissingTable,
     #[error(transparent)]
     Settings(#[from] SettingsError),
@@ -26,7 +28,9 @@ impl FunctionEnv {
     }
 
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let table = get(ENV_TABLE).filter(|t| !t.trim().is_empty()).ok_or(EnvError::MissingTable)?;
+        let table = get(ENV_TABLE)
+            .filter(|t| !t.trim().is_empty())
+            .ok_or(EnvError::MissingTable)?;
         Ok(Self {
             table,
             aws: AwsSettings::from_lookup(get)?,
@@ -42,7 +46,8 @@ mod tests {
     fn the_table_is_required_and_named_in_the_error() {
         let err = FunctionEnv::from_lookup(|_| None).unwrap_err();
         assert!(err.to_string().contains("HEADROOM_TABLE"));
-        let env = FunctionEnv::from_lookup(|n| (n == ENV_TABLE).then(|| "headroom".to_owned())).unwrap();
+        let env =
+            FunctionEnv::from_lookup(|n| (n == ENV_TABLE).then(|| "headroom".to_owned())).unwrap();
         assert_eq!(env.table, "headroom");
     }
 }
