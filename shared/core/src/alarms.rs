@@ -17,8 +17,8 @@
 //! - mark is ALARM: the claim holds fully until `m + max_duration`, the hard bound that keeps a lost
 //!   OK from pinning capacity;
 //! - mark is OK or INSUFFICIENT_DATA (the alarm left ALARM) and `m <= a + max_duration`: the claim
-//!   holds until `m + hold` (guard) or `m + quiet_period` (wake, never past `a + max_duration`);
-//!   the guard then steps down through its ramp;
+//!   holds until `m + hold` (guard) or `m + quiet_period` (wake); the guard then steps down
+//!   through its ramp. (An OK whose previous state is ALARM proves ALARM until its own time.)
 //! - otherwise the alarm asks for nothing. With several alarms, the one holding longest wins.
 //!
 //! Time is always the alarm's own state timestamp, never the clock: a late delivery computes the
@@ -504,9 +504,8 @@ fn derive_wake(policy: &WakePolicy, state: &TargetState) -> Option<Claim> {
                 });
             }
             let a = last_alarm?;
-            let full_until = (at + policy.quiet_period.to_chrono()).min(a + max);
-            (full_until > at).then(|| Candidate {
-                full_until,
+            (at <= a + max).then(|| Candidate {
+                full_until: at + policy.quiet_period.to_chrono(),
                 firing: false,
                 starts_at: at,
                 alarm: name.clone(),

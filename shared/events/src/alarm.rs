@@ -1,16 +1,435 @@
-//! CloudWatch alarm transitions. (Filled in by the alarm-automation work.)
+//! CloudWatch alarm transitions, in both envelopes CloudWatch uses:
+//! - EventBridge: `detail-type: "CloudWatch Alarm State Change"`, the alarm in `detail`, the alarm
+//!   ARN in `resources[0]`, an event `id`;
+//! - the direct Lambda alarm action: `source, alarmArn, accountId, time, region, alarmData`, with
+//!   `alarmData` shaped like the EventBridge `detail` and no event id.
+//!
+//! Parsing is lenient where AWS is loose: unknown fields are ignored, `reasonData` (a JSON document
+//! inside a string) is never needed, metric-math alarms lack `metricStat`, composite alarms have no
+//! metrics at all, and timestamps come as `2026-03-14T09:42:31.412+0000` (no colon in the offset)
+//! as well as RFC 3339. Only what headroom acts on is required: the alarm name, the new state and
+//! a time.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde_json::Value;
+
+pub use headroom_core::alarms::{AlarmState, AlarmTransition};
 
 use crate::EventError;
 
 pub const DETAIL_TYPE: &str = "CloudWatch Alarm State Change";
+/// The only namespace whose dimensions name SageMaker targets.
+pub const SAGEMAKER_NAMESPACE: &str = "AWS/SageMaker";
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct AlarmTransition {}
+const KIND: &str = "CloudWatch alarm event";
 
-pub fn parse_eventbridge(_event: &serde_json::Value) -> Result<AlarmTransition, EventError> {
-    Err(EventError::Unrecognized { hint: "alarm events are not supported yet".into() })
+/// Reads a CloudWatch timestamp: RFC 3339, or CloudWatch's `+0000` offset form.
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z"] {
+        if let Ok(t) = DateTime::parse_from_str(text, format) {
+            return Some(t.with_timezone(&Utc));
+        }
+    }
+    // No offset at all: CloudWatch means UTC.
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|n| n.and_utc())
 }
 
-pub fn parse_direct(_event: &serde_json::Value) -> Result<AlarmTransition, EventError> {
-    Err(EventError::Unrecognized { hint: "alarm events are not supported yet".into() })
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    path.iter().try_fold(v, |v, key| v.get(key))?.as_str()
+}
+
+fn state_of(
+    data: &Value,
+    which: &str,
+    field_prefix: &str,
+) -> Result<Option<(AlarmState, Option<DateTime<Utc>>)>, EventError> {
+    let Some(s) = data.get(which) else {
+        return Ok(None);
+    };
+    let value = s.get("value").and_then(Value::as_str).ok_or_else(|| {
+        EventError::malformed(
+            KIND,
+            format!("{field_prefix}.{which}.value"),
+            "is missing or not a string",
+        )
+    })?;
+    let state = value
+        .parse::<AlarmState>()
+        .map_err(|e| EventError::malformed(KIND, format!("{field_prefix}.{which}.value"), e))?;
+    let at = match s.get("timestamp") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(parse_time(text).ok_or_else(|| {
+            EventError::malformed(
+                KIND,
+                format!("{field_prefix}.{which}.timestamp"),
+                format!("{text:?} is not a timestamp (expected e.g. 2026-03-14T09:42:31.412+0000)"),
+            )
+        })?),
+        Some(other) => {
+            return Err(EventError::malformed(
+                KIND,
+                format!("{field_prefix}.{which}.timestamp"),
+                format!("is {other}, not a string"),
+            ))
+        }
+    };
+    Ok(Some((state, at)))
+}
+
+/// The AWS/SageMaker dimensions of the alarm's metrics. A metric alarm has one `metricStat`; a
+/// metric-math alarm has one per input (and expressions without any); a composite alarm has none.
+/// A dimension whose inputs disagree is left out rather than guessed.
+fn dimensions(data: &Value) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut conflicting: Vec<String> = Vec::new();
+    let metrics = data
+        .pointer("/configuration/metrics")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for metric in metrics {
+        let Some(m) = metric.pointer("/metricStat/metric") else {
+            continue;
+        };
+        if m.get("namespace").and_then(Value::as_str) != Some(SAGEMAKER_NAMESPACE) {
+            continue;
+        }
+        let Some(dims) = m.get("dimensions").and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, v) in dims {
+            let Some(v) = v.as_str() else { continue };
+            match out.get(k) {
+                Some(existing) if existing != v => conflicting.push(k.clone()),
+                _ => {
+                    out.insert(k.clone(), v.to_owned());
+                }
+            }
+        }
+    }
+    for k in conflicting {
+        out.remove(&k);
+    }
+    out
+}
+
+/// The common part: `data` is the EventBridge `detail` or the direct action's `alarmData`.
+fn transition(
+    data: &Value,
+    field_prefix: &str,
+    alarm_arn: Option<String>,
+    envelope_time: Option<DateTime<Utc>>,
+    event_id: Option<String>,
+) -> Result<AlarmTransition, EventError> {
+    if !data.is_object() {
+        return Err(EventError::malformed(
+            KIND,
+            field_prefix,
+            "is missing or not an object",
+        ));
+    }
+    let alarm_name = data
+        .get("alarmName")
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| {
+            EventError::malformed(
+                KIND,
+                format!("{field_prefix}.alarmName"),
+                "is missing or empty",
+            )
+        })?
+        .to_owned();
+    let (state, state_at) = state_of(data, "state", field_prefix)?.ok_or_else(|| {
+        EventError::malformed(KIND, format!("{field_prefix}.state"), "is missing")
+    })?;
+    let previous = state_of(data, "previousState", field_prefix)?.map(|(s, _)| s);
+    // The state's own timestamp orders transitions; the envelope time is the fallback.
+    let at = state_at.or(envelope_time).ok_or_else(|| {
+        EventError::malformed(
+            KIND,
+            format!("{field_prefix}.state.timestamp"),
+            "is missing and the envelope has no `time`",
+        )
+    })?;
+    Ok(AlarmTransition {
+        alarm_name,
+        alarm_arn,
+        state,
+        previous,
+        at,
+        dimensions: dimensions(data),
+        event_id,
+    })
+}
+
+fn envelope_time(event: &Value) -> Option<DateTime<Utc>> {
+    str_at(event, &["time"]).and_then(parse_time)
+}
+
+/// `CloudWatch Alarm State Change` from EventBridge.
+pub fn parse_eventbridge(event: &Value) -> Result<AlarmTransition, EventError> {
+    let arn = event
+        .get("resources")
+        .and_then(Value::as_array)
+        .and_then(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .find(|a| a.contains(":alarm:"))
+        })
+        .map(str::to_owned);
+    let id = str_at(event, &["id"])
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    transition(
+        event.get("detail").unwrap_or(&Value::Null),
+        "detail",
+        arn,
+        envelope_time(event),
+        id,
+    )
+}
+
+/// The direct Lambda alarm action (no event id: the idempotency key falls back to the alarm ARN
+/// and the state timestamp).
+pub fn parse_direct(event: &Value) -> Result<AlarmTransition, EventError> {
+    let arn = str_at(event, &["alarmArn"])
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    transition(
+        event.get("alarmData").unwrap_or(&Value::Null),
+        "alarmData",
+        arn,
+        envelope_time(event),
+        None,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cloudwatch_timestamps_parse_with_and_without_offset_colon() {
+        let a = parse_time("2026-03-14T09:42:31.412+0000").unwrap();
+        let b = parse_time("2026-03-14T09:42:31.412Z").unwrap();
+        let c = parse_time("2026-03-14T10:42:31.412+01:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert_eq!(
+            parse_time("2026-03-14T09:42:31+0000").unwrap().timestamp(),
+            a.timestamp()
+        );
+        assert!(parse_time("yesterday").is_none());
+    }
+
+    #[test]
+    fn a_direct_action_without_state_names_the_field() {
+        let err =
+            parse_direct(&json!({"alarmArn": "arn", "alarmData": {"alarmName": "x"}})).unwrap_err();
+        assert!(err.to_string().contains("alarmData.state"), "{err}");
+        let err =
+            parse_direct(&json!({"alarmData": {"alarmName": "x", "state": {"value": "RED"}}}))
+                .unwrap_err();
+        assert!(err.to_string().contains("alarmData.state.value"), "{err}");
+        assert!(err.to_string().contains("RED"), "{err}");
+    }
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/../../events/alarms/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not JSON: {e}"))
+    }
+
+    fn alarm(name: &str) -> AlarmTransition {
+        match crate::parse_trigger(&fixture(name)) {
+            Ok(crate::Trigger::Alarm(t)) => t,
+            other => panic!("{name}: expected an alarm transition, got {other:?}"),
+        }
+    }
+
+    fn time(s: &str) -> DateTime<Utc> {
+        parse_time(s).unwrap_or_else(|| panic!("bad test time {s}"))
+    }
+
+    #[test]
+    fn every_alarm_fixture_parses_into_the_transition_it_describes() {
+        // (fixture, alarm name, state, previous, state timestamp, event id?, SageMaker dimensions)
+        let table: [(
+            &str,
+            &str,
+            AlarmState,
+            AlarmState,
+            &str,
+            bool,
+            &[(&str, &str)],
+        ); 9] = [
+            (
+                "eventbridge-burst-alarm.json",
+                "headroom-chat-prod-burst",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T09:42:31.412+0000",
+                true,
+                &[("EndpointName", "chat-prod"), ("VariantName", "AllTraffic")],
+            ),
+            (
+                "eventbridge-burst-ok.json",
+                "headroom-chat-prod-burst",
+                AlarmState::Ok,
+                AlarmState::Alarm,
+                "2026-03-14T10:17:31.887+0000",
+                true,
+                &[("EndpointName", "chat-prod"), ("VariantName", "AllTraffic")],
+            ),
+            // Metric math: the dimensions come from the expression's inputs.
+            (
+                "eventbridge-metric-math-alarm.json",
+                "headroom-chat-prod-burst-math",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T09:44:04.958+0000",
+                true,
+                &[("EndpointName", "chat-prod"), ("VariantName", "AllTraffic")],
+            ),
+            // Composite: no metrics, no dimensions, no suppressor fields.
+            (
+                "eventbridge-composite-alarm.json",
+                "headroom-chat-prod-burst-composite",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T09:42:39.604+0000",
+                true,
+                &[],
+            ),
+            (
+                "direct-action-burst-alarm.json",
+                "headroom-chat-prod-burst",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T09:42:31.412+0000",
+                false,
+                &[("EndpointName", "chat-prod"), ("VariantName", "AllTraffic")],
+            ),
+            (
+                "eventbridge-backlog-alarm.json",
+                "headroom-summarize-async-backlog",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T06:03:00.820+0000",
+                true,
+                &[("EndpointName", "summarize-async")],
+            ),
+            (
+                "direct-action-backlog-ok.json",
+                "headroom-summarize-async-backlog",
+                AlarmState::Ok,
+                AlarmState::Alarm,
+                "2026-03-14T06:14:00.640+0000",
+                false,
+                &[("EndpointName", "summarize-async")],
+            ),
+            (
+                "eventbridge-ic-no-capacity-alarm.json",
+                "headroom-llama-ic-no-capacity",
+                AlarmState::Alarm,
+                AlarmState::InsufficientData,
+                "2026-03-14T11:20:01.738+0000",
+                true,
+                &[("InferenceComponentName", "llama-8b-ic")],
+            ),
+            // Not SageMaker: the dimensions are not kept.
+            (
+                "eventbridge-unknown-alarm.json",
+                "billing-estimated-charges-high",
+                AlarmState::Alarm,
+                AlarmState::Ok,
+                "2026-03-14T09:50:10.208+0000",
+                true,
+                &[],
+            ),
+        ];
+        for (file, name, state, previous, at, has_id, dims) in table {
+            let t = alarm(file);
+            assert_eq!(t.alarm_name, name, "{file}");
+            assert_eq!((t.state, t.previous), (state, Some(previous)), "{file}");
+            assert_eq!(t.at, time(at), "{file}");
+            assert_eq!(t.event_id.is_some(), has_id, "{file}");
+            let arn = t.alarm_arn.unwrap_or_else(|| panic!("{file}: no ARN"));
+            assert!(arn.ends_with(&format!(":alarm:{name}")), "{file}: {arn}");
+            let want: BTreeMap<String, String> = dims
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            assert_eq!(t.dimensions, want, "{file}");
+        }
+    }
+
+    #[test]
+    fn the_state_timestamp_wins_over_the_envelope_time_which_is_the_fallback() {
+        let mut e = fixture("eventbridge-burst-alarm.json");
+        assert_eq!(
+            parse_eventbridge(&e).unwrap().at,
+            time("2026-03-14T09:42:31.412Z")
+        );
+        e["detail"]["state"]
+            .as_object_mut()
+            .unwrap()
+            .remove("timestamp");
+        assert_eq!(
+            parse_eventbridge(&e).unwrap().at,
+            time("2026-03-14T09:42:32Z")
+        );
+        e.as_object_mut().unwrap().remove("time");
+        let err = parse_eventbridge(&e).unwrap_err().to_string();
+        assert!(err.contains("detail.state.timestamp"), "{err}");
+    }
+
+    #[test]
+    fn unknown_fields_and_odd_shapes_are_tolerated_but_bad_values_are_named() {
+        let mut e = fixture("eventbridge-burst-alarm.json");
+        e["detail"]["evaluationState"] = json!("PARTIAL_DATA");
+        e["detail"]["configuration"]["metrics"] = json!("not a list");
+        e["detail"]["state"]["reasonData"] = json!({"already": "an object"});
+        e["brandNewTopLevel"] = json!([1, 2, 3]);
+        let t = parse_eventbridge(&e).unwrap();
+        assert!(t.dimensions.is_empty());
+        e["detail"]["state"]["timestamp"] = json!("14/03/2026 09:42");
+        let err = parse_eventbridge(&e).unwrap_err().to_string();
+        assert!(
+            err.contains("detail.state.timestamp") && err.contains("14/03/2026"),
+            "{err}"
+        );
+        let err = parse_eventbridge(
+            &json!({"detail-type": DETAIL_TYPE, "detail": {"state": {"value": "OK"}}}),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("detail.alarmName"), "{err}");
+        let err = parse_eventbridge(&json!({"detail-type": DETAIL_TYPE})).unwrap_err();
+        assert!(err.to_string().contains("`detail`"), "{err}");
+    }
+
+    #[test]
+    fn conflicting_math_inputs_drop_the_dimension() {
+        let data = json!({"configuration": {"metrics": [
+            {"id": "e1", "expression": "m1+m2", "returnData": true},
+            {"id": "m1", "metricStat": {"metric": {"namespace": "AWS/SageMaker", "name": "Invocations",
+                "dimensions": {"EndpointName": "a", "VariantName": "v"}}}},
+            {"id": "m2", "metricStat": {"metric": {"namespace": "AWS/SageMaker", "name": "Invocations",
+                "dimensions": {"EndpointName": "a", "VariantName": "w"}}}},
+            {"id": "m3", "metricStat": {"metric": {"namespace": "Custom", "name": "x",
+                "dimensions": {"EndpointName": "other"}}}}
+        ]}});
+        let dims = dimensions(&data);
+        assert_eq!(dims.get("EndpointName").map(String::as_str), Some("a"));
+        assert!(!dims.contains_key("VariantName"));
+    }
 }

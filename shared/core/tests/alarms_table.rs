@@ -1,0 +1,730 @@
+//! Decision tables for the alarm automation: guard start, extend, release and step-down; wake
+//! and release; stale and duplicate transitions; unknown alarms; the reconcile applying an alarm
+//! at once through the memory ports. GIVEN a plan and earlier transitions, WHEN a transition (or a
+//! capacity observation) is applied, THEN the claims and the decided bounds are as listed.
+
+use chrono::{DateTime, Utc};
+use headroom_core::alarms::{
+    apply_transition, idempotency_key, observe_capacity, route, wake_already_served,
+    wants_capacity_observation, AlarmRole, AlarmState, AlarmTransition,
+};
+use headroom_core::decide::decide;
+use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::plan::{parse_plan, Plan, TargetPlan};
+use headroom_core::reconcile::{reconcile_named, EventChange};
+use headroom_core::state::TargetState;
+use headroom_core::{ClaimSource, ScalableTargetId, Span};
+
+const PLAN: &str = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 1
+max_capacity = 12
+  [target.guard]
+  alarms = ["burst", "arn:aws:cloudwatch:us-east-1:123456789012:alarm:burst-math"]
+  hold = "20m"
+  max_duration = "6h"
+  suspend_scale_in = true
+  step_down = { step = "10m", keep_percent = 50 }
+
+[[target]]
+resource_id = "endpoint/steady/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 12
+  [target.guard]
+  alarms = ["steady-burst"]
+  hold = "10m"
+  max_duration = "1h"
+  floor = "current"
+  suspend_scale_in = false
+
+[[target]]
+resource_id = "endpoint/summarize/variant/AllTraffic"
+min_capacity = 0
+max_capacity = 4
+  [target.wake]
+  alarms = ["backlog"]
+  capacity = 2
+  quiet_period = "15m"
+  max_duration = "2h"
+
+[[target]]
+resource_id = "inference-component/ic"
+min_capacity = 0
+max_capacity = 4
+  [target.wake]
+  alarms = ["arn:aws:cloudwatch:us-east-1:123456789012:alarm:ic-no-capacity"]
+  [target.guard]
+  alarms = ["arn:aws:cloudwatch:us-east-1:123456789012:alarm:ic-no-capacity"]
+"#;
+
+fn plan() -> Plan {
+    parse_plan("alarms.toml", PLAN).expect("the test plan is valid")
+}
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().expect("test timestamps are RFC 3339")
+}
+
+fn at(hm: &str) -> DateTime<Utc> {
+    t(&format!("2026-03-14T{hm}:00Z"))
+}
+
+fn id(s: &str) -> ScalableTargetId {
+    s.parse().expect("valid id")
+}
+
+fn chat() -> TargetPlan {
+    plan()
+        .target(&id("endpoint/chat/variant/AllTraffic"))
+        .cloned()
+        .expect("chat target")
+}
+
+fn steady() -> TargetPlan {
+    plan()
+        .target(&id("endpoint/steady/variant/AllTraffic"))
+        .cloned()
+        .expect("steady target")
+}
+
+fn summarize() -> TargetPlan {
+    plan()
+        .target(&id("endpoint/summarize/variant/AllTraffic"))
+        .cloned()
+        .expect("summarize target")
+}
+
+fn tr(name: &str, state: AlarmState, previous: AlarmState, hm: &str) -> AlarmTransition {
+    AlarmTransition::new(name, state, at(hm)).with_previous(previous)
+}
+
+use AlarmState::{Alarm, InsufficientData, Ok as Clear};
+
+/// The min and suspension decide would set at `hm`.
+fn bounds_at(target: &TargetPlan, state: &TargetState, hm: &str) -> (u32, bool) {
+    let d = decide(target, None, state, Span::minutes(15), at(hm));
+    (d.desired.min, d.desired.suspend_scale_in)
+}
+
+#[test]
+fn guard_start_extend_release_and_step_down() {
+    let target = chat();
+    let mut s = TargetState::default();
+
+    // GIVEN a burst alarm firing at 09:00 with 5 instances desired
+    let notes = apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(5),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard claim").clone();
+    assert_eq!(
+        (g.floor, g.starts_at, g.full_until),
+        (5, at("09:00"), at("15:00")),
+        "hard bound 6 h"
+    );
+    assert!(g.suspend_scale_in);
+    assert!(
+        notes.iter().any(|n| n.starts_with("guard claim added")),
+        "{notes:?}"
+    );
+    assert_eq!(bounds_at(&target, &s, "09:01"), (5, true));
+
+    // WHEN AAS scales out to 8 during the burst (seen by the tick) THEN the floor follows it
+    let notes = observe_capacity(&target, &mut s, 8, 6, at("09:10"));
+    assert_eq!(s.high_water, Some(8));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("high-water mark raised to 8")),
+        "{notes:?}"
+    );
+    // ... but a lower count never lowers it
+    observe_capacity(&target, &mut s, 6, 6, at("09:12"));
+    assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 8);
+
+    // WHEN the alarm fires again later (same burst) with 7 desired THEN the floor stays 8 and the
+    // hard bound counts from the newer ALARM
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Alarm, "09:20"),
+        Some(7),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard").clone();
+    assert_eq!((g.floor, g.full_until), (8, at("15:20")));
+
+    // WHEN it clears at 10:00 THEN the floor holds 20 min, then halves every 10 min
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "10:00"),
+        Some(8),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard").clone();
+    assert_eq!(
+        (g.floor, g.full_until, g.expires_at),
+        (8, at("10:20"), at("11:00"))
+    );
+    // (instant, min, scale-in suspended)
+    let table = [
+        ("10:05", 8, true),
+        ("10:19", 8, true),
+        ("10:20", 4, false),
+        ("10:30", 2, false),
+        ("10:40", 1, false),
+        ("10:50", 1, false),
+        ("11:00", 1, false),
+    ];
+    for (hm, min, suspend) in table {
+        assert_eq!(bounds_at(&target, &s, hm), (min, suspend), "at {hm}");
+    }
+}
+
+#[test]
+fn a_lost_ok_cannot_pin_capacity_past_the_hard_bound() {
+    let target = chat();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(6),
+        &mut s,
+    );
+    // No OK ever arrives. (instant, min)
+    for (hm, min) in [
+        ("14:59", 6),
+        ("15:00", 3),
+        ("15:10", 1),
+        ("15:20", 1),
+        ("16:00", 1),
+    ] {
+        assert_eq!(bounds_at(&target, &s, hm).0, min, "at {hm}");
+    }
+    // The tick stops following the high-water mark once the bound has passed.
+    assert!(wants_capacity_observation(&target, &s, at("14:00")));
+    assert!(!wants_capacity_observation(&target, &s, at("15:00")));
+    // An OK that finally arrives proves the alarm fired until then: the usual hold follows it.
+    let notes = apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "18:00"),
+        Some(6),
+        &mut s,
+    );
+    assert!(
+        s.claim(&ClaimSource::Guard)
+            .is_some_and(|c| c.full_until == at("18:20")),
+        "the OK proves ALARM until 18:00"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("guard claim changed")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_new_burst_after_the_guard_ran_out_starts_a_new_high_water_mark() {
+    let target = chat();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(9),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "09:30"),
+        Some(9),
+        &mut s,
+    );
+    // The claim (hold 20 min + 4 steps of 10 min) expires at 10:30; the next burst is at 12:00.
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "12:00"),
+        Some(3),
+        &mut s,
+    );
+    assert_eq!(s.high_water, Some(3));
+    assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 3);
+    // While the earlier guard still ramps, a rebound keeps the earlier high-water mark.
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(9),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "09:30"),
+        Some(9),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:55"),
+        Some(3),
+        &mut s,
+    );
+    assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 9);
+}
+
+#[test]
+fn current_floor_mode_holds_the_count_when_the_alarm_fired() {
+    let target = steady();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("steady-burst", Alarm, Clear, "09:00"),
+        Some(5),
+        &mut s,
+    );
+    observe_capacity(&target, &mut s, 9, 9, at("09:05"));
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("steady-burst", Alarm, Alarm, "09:10"),
+        Some(9),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard");
+    assert_eq!(
+        (g.floor, g.suspend_scale_in, g.full_until),
+        (5, false, at("10:10"))
+    );
+    assert!(
+        !wants_capacity_observation(&target, &s, at("09:20")),
+        "current mode needs no observation"
+    );
+}
+
+#[test]
+fn insufficient_data_releases_like_ok_and_ok_without_alarm_asks_nothing() {
+    let target = chat();
+    // (transitions applied in order, expected guard (floor, full_until) or None)
+    let table: Vec<(Vec<AlarmTransition>, Option<(u32, &str)>)> = vec![
+        // A new alarm settling: INSUFFICIENT_DATA -> OK never guards.
+        (vec![tr("burst", Clear, InsufficientData, "09:00")], None),
+        (vec![tr("burst", InsufficientData, Clear, "09:00")], None),
+        // Leaving ALARM through INSUFFICIENT_DATA (the metric stopped) releases.
+        (
+            vec![
+                tr("burst", Alarm, Clear, "09:00"),
+                tr("burst", InsufficientData, Alarm, "09:30"),
+            ],
+            Some((4, "09:50")),
+        ),
+        // ... and the OK that follows re-times the release from the newest transition.
+        (
+            vec![
+                tr("burst", Alarm, Clear, "09:00"),
+                tr("burst", InsufficientData, Alarm, "09:30"),
+                tr("burst", Clear, InsufficientData, "09:35"),
+            ],
+            Some((4, "09:55")),
+        ),
+        // An OK whose previous state is ALARM proves the burst even when the ALARM was lost.
+        (vec![tr("burst", Clear, Alarm, "09:30")], Some((4, "09:50"))),
+    ];
+    for (seq, want) in table {
+        let mut s = TargetState::default();
+        for tr in &seq {
+            apply_transition(&target, AlarmRole::Guard, tr, Some(4), &mut s);
+        }
+        let got = s
+            .claim(&ClaimSource::Guard)
+            .map(|c| (c.floor, c.full_until));
+        assert_eq!(got, want.map(|(f, u)| (f, at(u))), "sequence {seq:?}");
+    }
+}
+
+#[test]
+fn several_guard_alarms_hold_while_any_fires() {
+    let target = chat();
+    let mut s = TargetState::default();
+    let math = |state, prev, hm| {
+        let mut t = tr("burst-math", state, prev, hm);
+        t.alarm_arn = Some("arn:aws:cloudwatch:us-east-1:123456789012:alarm:burst-math".into());
+        t
+    };
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(5),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &math(Alarm, Clear, "09:05"),
+        Some(6),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "09:30"),
+        Some(6),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard");
+    assert_eq!(
+        (g.floor, g.full_until),
+        (6, at("15:05")),
+        "burst-math still fires"
+    );
+    assert!(g.reason.contains("burst-math"), "{}", g.reason);
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &math(Clear, Alarm, "09:40"),
+        Some(6),
+        &mut s,
+    );
+    let g = s.claim(&ClaimSource::Guard).expect("guard");
+    assert_eq!(g.full_until, at("10:00"), "the later release wins");
+}
+
+#[test]
+fn stale_and_duplicate_transitions_change_nothing_and_say_so() {
+    let target = chat();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(5),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "10:00"),
+        Some(5),
+        &mut s,
+    );
+    let settled = s.clone();
+
+    // A late ALARM from before the OK: stale.
+    let notes = apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Alarm, Clear, "09:00"),
+        Some(5),
+        &mut s,
+    );
+    assert!(notes.iter().any(|n| n.starts_with("stale transition ignored: burst ALARM at 2026-03-14T09:00:00Z")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n == "guard claim unchanged"),
+        "{notes:?}"
+    );
+    assert_eq!(s, settled);
+
+    // The OK again: a duplicate.
+    let notes = apply_transition(
+        &target,
+        AlarmRole::Guard,
+        &tr("burst", Clear, Alarm, "10:00"),
+        Some(5),
+        &mut s,
+    );
+    assert!(
+        notes.iter().any(|n| n.starts_with("duplicate transition")),
+        "{notes:?}"
+    );
+    assert_eq!(s, settled);
+}
+
+#[test]
+fn wake_claims_capacity_until_the_backlog_clears_plus_the_quiet_period() {
+    let target = summarize();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Alarm, Clear, "06:03"),
+        Some(0),
+        &mut s,
+    );
+    let w = s.claim(&ClaimSource::Wake).expect("wake claim").clone();
+    assert_eq!(
+        (w.floor, w.full_until, w.expires_at, w.ramp),
+        (2, at("08:03"), at("08:03"), None)
+    );
+    assert_eq!(s.wake_pending_since, Some(at("06:03")));
+    assert_eq!(bounds_at(&target, &s, "06:04"), (2, false));
+
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Clear, Alarm, "06:14"),
+        Some(2),
+        &mut s,
+    );
+    // (instant, min)
+    for (hm, min) in [("06:20", 2), ("06:28", 2), ("06:29", 0), ("07:00", 0)] {
+        assert_eq!(bounds_at(&target, &s, hm).0, min, "at {hm}");
+    }
+}
+
+#[test]
+fn a_lost_ok_cannot_pin_a_wake_past_its_hard_bound() {
+    let target = summarize();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Alarm, Clear, "06:00"),
+        Some(0),
+        &mut s,
+    );
+    // No OK: the wake ends at 08:00.
+    assert_eq!(bounds_at(&target, &s, "07:59").0, 2);
+    assert_eq!(bounds_at(&target, &s, "08:00").0, 0);
+    // An OK at 07:55 proves the backlog lasted until then: the quiet period follows it.
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Clear, Alarm, "07:55"),
+        Some(2),
+        &mut s,
+    );
+    assert_eq!(
+        s.claim(&ClaimSource::Wake).expect("wake").full_until,
+        at("08:10")
+    );
+    // A stray INSUFFICIENT_DATA long after the last ALARM asks for nothing.
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", InsufficientData, Clear, "11:00"),
+        Some(0),
+        &mut s,
+    );
+    assert!(s.claim(&ClaimSource::Wake).is_none());
+}
+
+#[test]
+fn wake_latency_is_recorded_when_capacity_is_in_service() {
+    let target = summarize();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Alarm, Clear, "06:03"),
+        Some(0),
+        &mut s,
+    );
+    // Desired raised, nothing in service yet: still pending.
+    assert!(observe_capacity(&target, &mut s, 2, 0, at("06:05")).is_empty());
+    assert!(wants_capacity_observation(&target, &s, at("06:05")));
+    // One of two: still pending (the wake capacity is 2).
+    observe_capacity(&target, &mut s, 2, 1, at("06:08"));
+    assert_eq!(s.wake_pending_since, Some(at("06:03")));
+    let notes = observe_capacity(&target, &mut s, 2, 2, at("06:10"));
+    assert_eq!(s.wake_pending_since, None);
+    assert_eq!(s.wake_latencies.len(), 1);
+    assert_eq!(
+        (s.wake_latencies[0].alarm_at, s.wake_latencies[0].seconds),
+        (at("06:03"), 420)
+    );
+    assert!(notes.iter().any(|n| n.contains("after 420 s")), "{notes:?}");
+    assert!(!wants_capacity_observation(&target, &s, at("06:11")));
+}
+
+#[test]
+fn a_wake_that_never_got_capacity_records_nothing() {
+    let target = summarize();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Alarm, Clear, "06:00"),
+        Some(0),
+        &mut s,
+    );
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Clear, Alarm, "06:05"),
+        Some(0),
+        &mut s,
+    );
+    let notes = observe_capacity(&target, &mut s, 0, 0, at("06:30"));
+    assert_eq!(s.wake_pending_since, None);
+    assert!(s.wake_latencies.is_empty());
+    assert!(
+        notes.iter().any(|n| n.contains("no latency recorded")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_target_already_serving_has_no_wake_latency_to_measure() {
+    let target = summarize();
+    let mut s = TargetState::default();
+    apply_transition(
+        &target,
+        AlarmRole::Wake,
+        &tr("backlog", Alarm, Clear, "06:00"),
+        Some(2),
+        &mut s,
+    );
+    assert!(
+        wake_already_served(&target, &mut s, 1).is_empty(),
+        "1 of 2 is not enough"
+    );
+    assert_eq!(wake_already_served(&target, &mut s, 2).len(), 1);
+    assert_eq!(s.wake_pending_since, None);
+    assert!(
+        s.claim(&ClaimSource::Wake).is_some(),
+        "the claim itself stays"
+    );
+}
+
+#[test]
+fn routing_matches_names_and_arns_and_ignores_unknown_alarms() {
+    let plan = plan();
+    let with_arn = |name: &str, arn: &str| {
+        let mut t = AlarmTransition::new(name, Alarm, at("09:00"));
+        t.alarm_arn = Some(arn.into());
+        t
+    };
+    // (transition, expected routes)
+    let table: Vec<(AlarmTransition, Vec<(&str, AlarmRole)>)> = vec![
+        (
+            AlarmTransition::new("burst", Alarm, at("09:00")),
+            vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
+        ),
+        // A plan entry given as an ARN matches the alarm's name.
+        (
+            AlarmTransition::new("burst-math", Alarm, at("09:00")),
+            vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
+        ),
+        // ... and the alarm's ARN.
+        (
+            with_arn(
+                "ic-no-capacity",
+                "arn:aws:cloudwatch:us-east-1:123456789012:alarm:ic-no-capacity",
+            ),
+            vec![
+                ("inference-component/ic", AlarmRole::Guard),
+                ("inference-component/ic", AlarmRole::Wake),
+            ],
+        ),
+        (
+            AlarmTransition::new("backlog", Clear, at("09:00")),
+            vec![("endpoint/summarize/variant/AllTraffic", AlarmRole::Wake)],
+        ),
+        // Not named by the plan: not ours.
+        (
+            AlarmTransition::new("billing-estimated-charges-high", Alarm, at("09:00")),
+            vec![],
+        ),
+        // Names match exactly: no prefixes, no case folding.
+        (AlarmTransition::new("Burst", Alarm, at("09:00")), vec![]),
+        (AlarmTransition::new("burst-", Alarm, at("09:00")), vec![]),
+    ];
+    for (t, want) in table {
+        let got = route(&plan, &t);
+        let want: Vec<(ScalableTargetId, AlarmRole)> =
+            want.into_iter().map(|(i, r)| (id(i), r)).collect();
+        assert_eq!(got, want, "alarm {}", t.alarm_name);
+    }
+}
+
+#[test]
+fn idempotency_keys_prefer_the_event_id() {
+    let mut t = tr("burst", Alarm, Clear, "09:00");
+    assert_eq!(
+        idempotency_key(&t),
+        format!("alarm:burst:ALARM:{}", at("09:00").timestamp_millis())
+    );
+    t.alarm_arn = Some("arn:aws:cloudwatch:us-east-1:1:alarm:burst".into());
+    assert!(
+        idempotency_key(&t).starts_with("alarm:arn:aws:cloudwatch:us-east-1:1:alarm:burst:ALARM:")
+    );
+    t.event_id = Some("6a7e8feb".into());
+    assert_eq!(idempotency_key(&t), "event:6a7e8feb");
+    // The same alarm and time in another state is another transition.
+    let a = tr("burst", Alarm, Clear, "09:00");
+    let b = tr("burst", Clear, Alarm, "09:00");
+    assert_ne!(idempotency_key(&a), idempotency_key(&b));
+}
+
+#[test]
+fn the_reconcile_applies_an_alarm_at_once_and_a_duplicate_has_no_second_effect() {
+    let plan = plan();
+    let chat_id = id("endpoint/chat/variant/AllTraffic");
+    let aas = MemoryScalingTargets::default().with_target(chat_id.clone(), 1, 12);
+    let store = MemoryStateStore::default();
+    let mut alarm = tr("burst", Alarm, Clear, "09:00");
+    alarm.event_id = Some("evt-1".into());
+    let target = plan.target(&chat_id).expect("chat").clone();
+    let apply =
+        |s: &mut TargetState| apply_transition(&target, AlarmRole::Guard, &alarm, Some(5), s);
+    let change = EventChange {
+        key: idempotency_key(&alarm),
+        apply: &apply,
+    };
+    let now = at("09:01");
+    let first = block_on(reconcile_named(
+        &aas,
+        &store,
+        &plan,
+        &chat_id,
+        now,
+        &alarm.trigger_name(),
+        Some(&change),
+    ))
+    .expect("reconcile");
+    assert!(!first.duplicate);
+    assert_eq!(first.decision.winner, Some(ClaimSource::Guard));
+    let seen = aas.get(&chat_id).expect("registered");
+    assert_eq!(
+        (seen.min, seen.max, seen.suspended.dynamic_in),
+        (5, 12, true)
+    );
+    assert_eq!(Calls::get(&aas.calls.register), 1);
+    let log = store.log();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["trigger"], "alarm:burst:ALARM");
+
+    // The same event delivered again, a minute later.
+    let again = block_on(reconcile_named(
+        &aas,
+        &store,
+        &plan,
+        &chat_id,
+        at("09:02"),
+        &alarm.trigger_name(),
+        Some(&change),
+    ))
+    .expect("reconcile");
+    assert!(again.duplicate);
+    assert_eq!(Calls::get(&aas.calls.register), 1, "no second AWS call");
+    assert_eq!(
+        store
+            .state(&chat_id)
+            .claim(&ClaimSource::Guard)
+            .map(|c| c.floor),
+        Some(5)
+    );
+}
