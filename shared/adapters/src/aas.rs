@@ -24,6 +24,14 @@ pub struct AasScalingTargets {
 }
 
 impl AasScalingTargets {
+    /// The AWS operations this adapter's methods call, as IAM names them: the functions'
+    /// `operations.rs` and the template's IAM policies are checked against this list, and this
+    /// list against the calls in this file (tests/tests/infra_consistency.rs).
+    pub const OPERATIONS: &'static [&'static str] = &[
+        "application-autoscaling:DescribeScalableTargets",
+        "application-autoscaling:RegisterScalableTarget",
+    ];
+
     pub fn new(client: Client) -> Self {
         Self { client }
     }

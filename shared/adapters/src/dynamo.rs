@@ -109,6 +109,17 @@ pub struct DynamoStateStore {
 }
 
 impl DynamoStateStore {
+    /// The AWS operations this adapter's methods call, as IAM names them: the functions'
+    /// `operations.rs` and the template's IAM policies are checked against this list, and this
+    /// list against the calls in this file (tests/tests/infra_consistency.rs).
+    pub const OPERATIONS: &'static [&'static str] = &[
+        "dynamodb:BatchGetItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:TransactWriteItems",
+    ];
+
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Self {
             client,
