@@ -1,0 +1,139 @@
+//! The `headroom` binary against moto over HTTP: storing plans (and refusing invalid ones without
+//! writing), showing them, pausing and resuming a target, and status.
+
+use std::process::{Command, Output};
+
+use headroom_tests::{create_endpoint, moto, sdk_config, unique};
+
+struct Cli {
+    table: String,
+}
+
+impl Cli {
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .env("AWS_ENDPOINT_URL", moto())
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("HEADROOM_TABLE", &self.table)
+            .env("HEADROOM_AWS_MAX_ATTEMPTS", "1")
+            .output()
+            .expect("the headroom binary runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "headroom {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "headroom {args:?} should fail");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+fn plan_for(endpoint: &str) -> String {
+    format!(
+        "version = 1\n[[target]]\nresource_id = \"endpoint/{endpoint}/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 4\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plans_are_validated_before_storing_and_versioned() {
+    let cli = Cli {
+        table: unique("cli-plan"),
+    };
+    cli.ok(&["plan", "init-table"]);
+
+    let dir = std::env::temp_dir().join(unique("plans"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "version = 1\n[[target]]\nresource_id = \"endpoint/x\"\nmin_capacity = 3\nmax_capacity = 1\n").expect("write");
+    let err = cli.fails(&["plan", "apply", bad.to_str().expect("utf-8 path")]);
+    assert!(
+        err.contains("target[0].min_capacity: 3 is above max_capacity 1"),
+        "{err}"
+    );
+    let err = cli.fails(&["plan", "show"]);
+    assert!(
+        err.contains("no plan stored"),
+        "an invalid plan writes nothing: {err}"
+    );
+
+    let out = cli.ok(&["plan", "apply", "events/plans/example.toml"]);
+    assert!(out.contains("stored plan version 1"), "{out}");
+    let out = cli.ok(&["plan", "apply", "events/plans/example.toml"]);
+    assert!(out.contains("already this file"), "{out}");
+    let good = dir.join("good.toml");
+    std::fs::write(&good, plan_for("other")).expect("write");
+    assert!(cli
+        .ok(&["plan", "apply", good.to_str().expect("utf-8 path")])
+        .contains("version 2"));
+    let shown = cli.ok(&["plan", "show"]);
+    assert!(shown.starts_with("# version 2"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pause_leaves_a_target_alone_and_resume_steers_it_again() {
+    let cli = Cli {
+        table: unique("cli-pause"),
+    };
+    let endpoint = unique("cli-ep");
+    let config = sdk_config().await;
+    create_endpoint(&aws_sdk_sagemaker::Client::new(&config), &endpoint, 1)
+        .await
+        .expect("endpoint in moto");
+    cli.ok(&["plan", "init-table"]);
+    let dir = std::env::temp_dir().join(unique("plans"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let plan = dir.join("plan.toml");
+    std::fs::write(&plan, plan_for(&endpoint)).expect("write");
+    cli.ok(&["plan", "apply", plan.to_str().expect("utf-8 path")]);
+    let target = format!("endpoint/{endpoint}/variant/AllTraffic");
+
+    let out = cli.ok(&["pause", &target, "--until", "1h", "--reason", "load test"]);
+    assert!(out.contains("paused until"), "{out}");
+    let status: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["status", &target, "--json"])).expect("status is JSON");
+    let row = &status["targets"][0];
+    assert_eq!(row["paused"]["reason"], "load test");
+    assert!(
+        row["observed"].is_null(),
+        "paused: headroom did not register the target"
+    );
+    assert_eq!(row["lead_time"]["source"], "configured");
+    assert!(
+        row["recent_decisions"][0]["notes"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("paused"),
+        "{row}"
+    );
+
+    let out = cli.ok(&["resume", &target]);
+    assert!(out.contains("resumed: min 1 max 4"), "{out}");
+    let status: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["status", &target, "--json"])).expect("status is JSON");
+    assert_eq!(
+        status["targets"][0]["observed"]["max"], 4,
+        "resumed: registered with the plan's bounds"
+    );
+    assert_eq!(status["targets"][0]["in_step"], true);
+
+    let err = cli.fails(&[
+        "pause",
+        "endpoint/not-managed/variant/AllTraffic",
+        "--until",
+        "1h",
+    ]);
+    assert!(err.contains("not managed by the plan"), "{err}");
+}
