@@ -9,6 +9,10 @@ pub mod config;
 pub mod dynamo;
 pub mod env;
 pub mod error;
+pub mod sagemaker_capacity;
+pub mod sagemaker_models;
+pub mod aas_history;
+pub mod dynamo_reviews;
 
 #[cfg(test)]
 mod test_support;
@@ -17,3 +21,4 @@ pub use aas::AasScalingTargets;
 pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
 pub use env::FunctionEnv;
+pub use sagemaker_capacity::SageMakerCapacity;

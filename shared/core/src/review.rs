@@ -134,6 +134,10 @@ pub struct Review {
     pub earlier_acks: Vec<Ack>,
     #[serde(default = "one")]
     pub occurrences: u32,
+    /// What could not be gathered (a permission missing, a call refused), so a reader knows
+    /// an empty list means "unknown" rather than "none".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -163,6 +167,7 @@ pub struct ReviewInput<'a> {
     /// Newest first, any model: filtered here to the old model's.
     pub decisions: Vec<serde_json::Value>,
     pub samples: &'a [LeadSample],
+    pub gaps: Vec<String>,
 }
 
 /// Builds the review record for a change (not yet stored: revision 0).
@@ -195,6 +200,7 @@ pub fn build_review(input: ReviewInput<'_>) -> Review {
         ack: None,
         earlier_acks: Vec::new(),
         occurrences: 1,
+        gaps: input.gaps,
     }
 }
 
@@ -394,6 +400,7 @@ lead_time = "15m"
             observed: None,
             decisions,
             samples,
+            gaps: vec![],
         })
     }
 

@@ -1,0 +1,61 @@
+//! What can go wrong in the deployment watcher, one variant per step, each naming the thing
+//! that failed and whether a retry can help.
+
+use headroom_core::ports::PortError;
+use headroom_core::reconcile::ReconcileError;
+use headroom_core::review::AckError;
+use headroom_events::EventError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    #[error("refused the event: {0}")]
+    BadEvent(#[from] EventError),
+    #[error(
+        "the deployment watcher does not handle {kind} events: it takes SageMaker endpoint, deployment and \
+         endpoint-config state changes and headroom.pipeline/v1 hooks; route {kind} events to {route}"
+    )]
+    WrongTrigger {
+        kind: &'static str,
+        route: &'static str,
+    },
+    #[error("failed to {step} for {subject}: {source}")]
+    Port {
+        subject: String,
+        step: &'static str,
+        #[source]
+        source: PortError,
+    },
+    #[error(transparent)]
+    Reconcile(#[from] ReconcileError),
+    #[error("no review {id} among the managed targets' reviews: `headroom reviews list --all` shows them")]
+    ReviewNotFound { id: String },
+    #[error(transparent)]
+    Ack(#[from] AckError),
+    #[error("review {id} changed while it was being acknowledged: run the command again")]
+    ReviewConflict { id: String },
+}
+
+impl DeployError {
+    /// Whether the trigger should be retried (Lambda's retry, then its dead-letter destination).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Port { source, .. } => source.is_retryable(),
+            Self::Reconcile(e) => e.is_retryable(),
+            Self::ReviewConflict { .. } => true,
+            Self::BadEvent(_)
+            | Self::WrongTrigger { .. }
+            | Self::ReviewNotFound { .. }
+            | Self::Ack(_) => false,
+        }
+    }
+}
+
+/// Wraps a port error with the step and the subject (a target, an endpoint) it was for.
+pub fn port(subject: impl ToString, step: &'static str) -> impl FnOnce(PortError) -> DeployError {
+    let subject = subject.to_string();
+    move |source| DeployError::Port {
+        subject,
+        step,
+        source,
+    }
+}

@@ -1,0 +1,85 @@
+//! Closing the loop on reviews: listing them and acknowledging one (`headroom reviews list`,
+//! `headroom reviews ack ID --note ...`). Shared with the CLI so that it and the Lambda apply
+//! the same rules.
+
+use chrono::{DateTime, Utc};
+use headroom_core::deploy_ports::{Endpoints, ReviewStore};
+use headroom_core::plan::Plan;
+use headroom_core::ports::SaveOutcome;
+use headroom_core::review::{ack, tag_after_ack, Review, ReviewStatus, REVIEW_TAG};
+
+use crate::error::{port, DeployError};
+
+/// Every review of the plan's targets, newest first (acknowledged ones only with `all`).
+/// Reviews of targets the plan no longer manages are not listed.
+pub async fn list_reviews<R: ReviewStore>(
+    reviews: &R,
+    plan: &Plan,
+    all: bool,
+) -> Result<Vec<Review>, DeployError> {
+    let mut out = Vec::new();
+    for t in &plan.targets {
+        let list = reviews
+            .reviews(&t.id)
+            .await
+            .map_err(port(&t.id, "list the reviews"))?;
+        out.extend(
+            list.into_iter()
+                .filter(|r| all || r.status == ReviewStatus::Open),
+        );
+    }
+    out.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(out)
+}
+
+/// What an acknowledgement did.
+#[derive(Debug, Clone)]
+pub struct Acked {
+    pub review: Review,
+    /// The endpoint tag value set, when the review had tagged the endpoint.
+    pub tag: Option<&'static str>,
+}
+
+/// Acknowledges review `id`: stores the acknowledgement (conditional on the revision read),
+/// then flips the endpoint tag to `acked` unless another review of the endpoint is still open.
+pub async fn ack_review<R: ReviewStore, E: Endpoints>(
+    reviews: &R,
+    endpoints: &E,
+    plan: &Plan,
+    id: &str,
+    by: &str,
+    note: &str,
+    now: DateTime<Utc>,
+) -> Result<Acked, DeployError> {
+    let everything = list_reviews(reviews, plan, true).await?;
+    let review = everything
+        .iter()
+        .find(|r| r.id == id)
+        .cloned()
+        .ok_or_else(|| DeployError::ReviewNotFound { id: id.to_owned() })?;
+    let acked = ack(&review, by, note, now)?;
+    match reviews
+        .save_review(&acked)
+        .await
+        .map_err(port(&review.target, "store the acknowledgement"))?
+    {
+        SaveOutcome::Saved => {}
+        SaveOutcome::Conflict => return Err(DeployError::ReviewConflict { id: id.to_owned() }),
+    }
+    let mut tag = None;
+    if let (true, Some(arn)) = (review.tagged, &review.endpoint_arn) {
+        let others: Vec<Review> = everything
+            .into_iter()
+            .filter(|r| r.id != acked.id)
+            .chain([acked.clone()])
+            .collect();
+        let value = tag_after_ack(&acked, &others);
+        endpoints
+            .tag_endpoint(arn, REVIEW_TAG, value)
+            .await
+            .map_err(port(arn, "flip the review tag on the endpoint"))?;
+        tag = Some(value);
+    }
+    tracing::info!(review_id = id, target_id = %acked.target, by, tag = tag.unwrap_or_default(), "review acknowledged");
+    Ok(Acked { review: acked, tag })
+}
