@@ -1,1 +1,6 @@
+//! The alarm function: CloudWatch alarm transitions (EventBridge rule or direct alarm action)
+//! become `guard` and `wake` claims on the targets the plan names, applied at once.
 
+pub mod handler;
+
+pub use handler::{handle, AlarmReport, HandlerError, TargetReport};
