@@ -1,1 +1,268 @@
+//! Helpers for the tests that talk to moto's AWS server over HTTP with the real SDK clients.
+//!
+//! - [`moto()`]: the endpoint. `AWS_ENDPOINT_URL` when set (tests/run.sh starts one moto for the
+//!   whole run), else a `moto_server` this test process starts once on a free port and that dies
+//!   with it.
+//! - [`sdk_config()`]: test credentials, us-east-1, one attempt (an unimplemented call would cost
+//!   seconds of retries otherwise), bounded timeouts.
+//! - [`unique()`]: names per test, so tests run in parallel against one moto without resets.
+//! - [`CallCounter`]: an SDK interceptor counting calls per operation, to assert how many AWS
+//!   calls a step makes.
 
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use aws_config::{Region, SdkConfig};
+use aws_sdk_dynamodb::config::Credentials;
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+use headroom_adapters::AwsSettings;
+
+/// How long a moto we start may take to answer (a loaded 2-core machine needs a few seconds).
+const MOTO_STARTUP: Duration = Duration::from_secs(60);
+
+static ENDPOINT: OnceLock<String> = OnceLock::new();
+
+/// moto's endpoint URL, starting a server for this test process if none is configured.
+///
+/// # Panics
+/// If `moto_server` is not installed or does not answer: the message says how to fix it.
+pub fn moto() -> &'static str {
+    ENDPOINT.get_or_init(|| match std::env::var("AWS_ENDPOINT_URL") {
+        Ok(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_owned(),
+        _ => start_moto(),
+    })
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free TCP port on 127.0.0.1")
+}
+
+/// Starts `moto_server` under a small shell watchdog that kills it once this test process is
+/// gone (Rust runs no destructors for statics at exit, and a panicking test may abort).
+fn start_moto() -> String {
+    let mut last_error = String::new();
+    // The free port may be taken between our probe and moto's bind: try a few.
+    for _ in 0..3 {
+        let port = free_port();
+        let log = std::env::temp_dir().join(format!("headroom-moto-{port}.log"));
+        let watchdog = r#"moto_server -H 127.0.0.1 -p "$1" >"$2" 2>&1 & m=$!
+while kill -0 "$3" 2>/dev/null && kill -0 "$m" 2>/dev/null; do sleep 1; done
+kill "$m" 2>/dev/null"#;
+        let spawned = Command::new("sh")
+            .args(["-c", watchdog, "moto-watchdog"])
+            .arg(port.to_string())
+            .arg(&log)
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        if let Err(e) = spawned {
+            panic!("cannot run sh to start moto_server: {e}");
+        }
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + MOTO_STARTUP;
+        while Instant::now() < deadline {
+            if moto_answers(addr) {
+                eprintln!(
+                    "headroom-tests: started moto_server on 127.0.0.1:{port} (log {})",
+                    log.display()
+                );
+                return format!("http://127.0.0.1:{port}");
+            }
+            let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+            if log_text.contains("not found") || log_text.contains("Address already in use") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        last_error = std::fs::read_to_string(&log).unwrap_or_default();
+    }
+    panic!(
+        "moto_server did not answer on 127.0.0.1: install it with `python3 -m pip install \"moto[server]\"`, \
+         or run the tests through tests/run.sh (which starts one and sets AWS_ENDPOINT_URL). Its log:\n{last_error}"
+    );
+}
+
+/// Whether `GET /moto-api/` answers 200 (moto's own dashboard: up once the server serves).
+pub fn moto_answers(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    if stream
+        .write_all(format!("GET /moto-api/ HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    let mut read = 0;
+    while read < head.len() {
+        match stream.read(&mut head[read..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => read += k,
+        }
+    }
+    let head = String::from_utf8_lossy(&head[..read]);
+    head.starts_with("HTTP/1.") && head.contains(" 200")
+}
+
+/// Retries and timeouts for tests: one attempt, and bounds that only a hung call reaches.
+pub fn test_settings() -> AwsSettings {
+    AwsSettings {
+        max_attempts: 1,
+        adaptive: false,
+        attempt_timeout: Duration::from_secs(15),
+        operation_timeout: Duration::from_secs(15),
+        connect_timeout: Duration::from_secs(5),
+    }
+}
+
+/// The SDK configuration for moto: its endpoint, test credentials, us-east-1.
+pub async fn sdk_config() -> SdkConfig {
+    test_settings()
+        .loader()
+        .endpoint_url(moto())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            "testing",
+            "testing",
+            None,
+            None,
+            "headroom-tests",
+        ))
+        .load()
+        .await
+}
+
+/// A name no other test (in this or another process, this run or an earlier one against the
+/// same moto) uses: letters, digits and hyphens, at most 40 characters, valid for SageMaker
+/// endpoints and DynamoDB tables alike.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let prefix: String = prefix.chars().take(12).collect();
+    format!(
+        "{prefix}-{:x}-{:x}-{n}",
+        std::process::id(),
+        nanos % 0xffff_ffff_ffff
+    )
+}
+
+/// Creates a SageMaker model, endpoint config (one `AllTraffic` variant on ml.m5.large, an
+/// instance type moto accepts) and endpoint named `endpoint` in moto.
+pub async fn create_endpoint(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    endpoint: &str,
+    instances: i32,
+) -> Result<(), BoxError> {
+    use aws_sdk_sagemaker::types::{
+        ContainerDefinition, ProductionVariant, ProductionVariantInstanceType,
+    };
+    let model = format!("{endpoint}-model");
+    let config = format!("{endpoint}-config");
+    sagemaker
+        .create_model()
+        .model_name(&model)
+        .execution_role_arn("arn:aws:iam::123456789012:role/sagemaker")
+        .primary_container(
+            ContainerDefinition::builder()
+                .image("123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest")
+                .build(),
+        )
+        .send()
+        .await?;
+    sagemaker
+        .create_endpoint_config()
+        .endpoint_config_name(&config)
+        .production_variants(
+            ProductionVariant::builder()
+                .variant_name("AllTraffic")
+                .model_name(&model)
+                .initial_instance_count(instances)
+                .instance_type(ProductionVariantInstanceType::MlM5Large)
+                .build(),
+        )
+        .send()
+        .await?;
+    sagemaker
+        .create_endpoint()
+        .endpoint_name(endpoint)
+        .endpoint_config_name(&config)
+        .send()
+        .await?;
+    Ok(())
+}
+
+/// Counts SDK calls per operation name ("DescribeScalableTargets", "PutItem", ...). Add it to a
+/// client with `aws_sdk_x::config::Builder::from(&sdk_config).interceptor(counter.clone())`.
+/// It counts calls, not HTTP attempts (tests run with one attempt, so they are the same).
+#[derive(Debug, Clone, Default)]
+pub struct CallCounter {
+    calls: Arc<Mutex<BTreeMap<String, usize>>>,
+}
+
+impl CallCounter {
+    pub fn get(&self, operation: &str) -> usize {
+        self.snapshot().get(operation).copied().unwrap_or(0)
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<String, usize> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn reset(&self) {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}
+
+impl Intercept for CallCounter {
+    fn name(&self) -> &'static str {
+        "headroom-tests::CallCounter"
+    }
+
+    // Not `read_before_execution`: a client-level interceptor sees that hook before the
+    // operation's own configuration (which holds its name) is loaded.
+    fn read_before_serialization(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let name = cfg
+            .load::<Metadata>()
+            .map_or("unknown", |m| m.name())
+            .to_owned();
+        *self
+            .calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(name)
+            .or_default() += 1;
+        Ok(())
+    }
+}

@@ -155,6 +155,7 @@ impl ScalingTargets for AasScalingTargets {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use crate::test_support::aas_client;

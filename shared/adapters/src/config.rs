@@ -164,6 +164,7 @@ impl Clients {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use std::collections::HashMap;

@@ -101,6 +101,46 @@ fn key(pk: impl Into<String>, sk: impl Into<String>) -> Item {
     HashMap::from([(attr::PK.to_owned(), s(pk)), (attr::SK.to_owned(), s(sk))])
 }
 
+/// The optimistic-concurrency condition of a write.
+#[derive(Debug, Clone, Copy)]
+enum Condition {
+    /// The item must not exist yet (version 0: never stored).
+    New,
+    /// The stored `version` must still be the one read.
+    Version(u64),
+}
+
+impl Condition {
+    fn expected(version: u64) -> Self {
+        if version == 0 {
+            Self::New
+        } else {
+            Self::Version(version)
+        }
+    }
+
+    fn expression(self) -> &'static str {
+        match self {
+            Self::New => "attribute_not_exists(#pk)",
+            Self::Version(_) => "#v = :expected",
+        }
+    }
+
+    fn names(self) -> HashMap<String, String> {
+        match self {
+            Self::New => HashMap::from([("#pk".to_owned(), attr::PK.to_owned())]),
+            Self::Version(_) => HashMap::from([("#v".to_owned(), attr::VERSION.to_owned())]),
+        }
+    }
+
+    fn values(self) -> Option<Item> {
+        match self {
+            Self::New => None,
+            Self::Version(v) => Some(HashMap::from([(":expected".to_owned(), n(v))])),
+        }
+    }
+}
+
 /// headroom's state table.
 #[derive(Debug, Clone)]
 pub struct DynamoStateStore {
@@ -147,23 +187,15 @@ impl DynamoStateStore {
         item
     }
 
-    fn put(
-        &self,
-        item: Item,
-        condition: &str,
-        values: Option<(&str, AttributeValue)>,
-    ) -> Result<TransactWriteItem, PortError> {
-        let mut put = Put::builder()
+    /// A transaction put. DynamoDB refuses expression names or values the condition does not
+    /// use, so each condition brings exactly its own.
+    fn put(&self, item: Item, condition: Condition) -> Result<TransactWriteItem, PortError> {
+        let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
-            .condition_expression(condition)
-            .expression_attribute_names("#pk", attr::PK);
-        if let Some((name, value)) = values {
-            put = put
-                .expression_attribute_names("#v", attr::VERSION)
-                .expression_attribute_values(name, value);
-        }
-        let put = put
+            .condition_expression(condition.expression())
+            .set_expression_attribute_names(Some(condition.names()))
+            .set_expression_attribute_values(condition.values())
             .build()
             .map_err(|e| permanent("build the plan transaction", e))?;
         Ok(TransactWriteItem::builder().put(put).build())
@@ -312,22 +344,12 @@ impl StateStore for DynamoStateStore {
         let version = expected_version + 1;
         let history = self.put(
             self.plan_item(plan, version, plan_version_sk(version)),
-            "attribute_not_exists(#pk)",
-            None,
+            Condition::New,
         )?;
-        let current = if expected_version == 0 {
-            self.put(
-                self.plan_item(plan, version, CURRENT_SK.into()),
-                "attribute_not_exists(#pk)",
-                None,
-            )?
-        } else {
-            self.put(
-                self.plan_item(plan, version, CURRENT_SK.into()),
-                "#v = :expected",
-                Some((":expected", n(expected_version))),
-            )?
-        };
+        let current = self.put(
+            self.plan_item(plan, version, CURRENT_SK.into()),
+            Condition::expected(expected_version),
+        )?;
         let operation = || format!("store plan version {version} in table {}", self.table);
         let err = match self
             .client
@@ -430,16 +452,12 @@ impl StateStore for DynamoStateStore {
                 attr::UPDATED_AT,
                 s(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)),
             )
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .expression_attribute_names("#pk", attr::PK);
-        let request = if state.version == 0 {
-            request.condition_expression("attribute_not_exists(#pk)")
-        } else {
-            request
-                .condition_expression("#v = :expected")
-                .expression_attribute_names("#v", attr::VERSION)
-                .expression_attribute_values(":expected", n(state.version))
-        };
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let condition = Condition::expected(state.version);
+        let request = request
+            .condition_expression(condition.expression())
+            .set_expression_attribute_names(Some(condition.names()))
+            .set_expression_attribute_values(condition.values());
         match request.send().await {
             Ok(_) => Ok(SaveOutcome::Saved),
             Err(err) => match err.as_service_error() {
@@ -641,6 +659,7 @@ pub async fn create_table(client: &Client, name: &str) -> Result<TableCreated, P
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use crate::test_support::dynamo_client;
@@ -692,6 +711,8 @@ mod tests {
                         .and_then(|v| v.get(":expected"))
                         == Some(&n(4))
                     && r.item().and_then(|i| i.get(attr::VERSION)) == Some(&n(5))
+                    // DynamoDB refuses unused expression names: only the version's.
+                    && r.expression_attribute_names().is_some_and(|m| m.len() == 1 && m.contains_key("#v"))
             })
             .then_error(|| failed_with(stored_item("t-1", 5)));
         let store = DynamoStateStore::new(dynamo_client(&[&rule]), "headroom");

@@ -178,6 +178,7 @@ pub fn retryable(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     //! Classification through a real SDK client whose HTTP layer is mocked, so the errors are
     //! exactly what the SDK builds from AWS's responses.

@@ -1,0 +1,154 @@
+//! The tick function end to end against moto: a plan with a one-time peak starting in 20 minutes
+//! and a lead time of 25 minutes, a real SageMaker endpoint and AAS target in moto, the tick
+//! handler driven twice with the sample scheduled event from `events/`.
+
+use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
+use chrono::{Duration, SecondsFormat, SubsecRound, Utc};
+use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore};
+use headroom_core::ids::ScalableTargetId;
+use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
+use headroom_core::Suspended;
+use headroom_tests::{create_endpoint, sdk_config, unique, CallCounter};
+use headroom_tick::{handle, Outcome};
+
+const TICK_EVENT: &str = include_str!("../../events/schedule/tick-rule.json");
+
+#[tokio::test]
+async fn two_ticks_raise_min_capacity_once_before_the_peak_and_log_why() {
+    // GIVEN an endpoint in moto whose variant AAS holds at min 1, max 8
+    let config = sdk_config().await;
+    let counter = CallCounter::default();
+    let aas_client = aws_sdk_applicationautoscaling::Client::from_conf(
+        aws_sdk_applicationautoscaling::config::Builder::from(&config)
+            .interceptor(counter.clone())
+            .build(),
+    );
+    let dynamo = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&config)
+            .interceptor(counter.clone())
+            .build(),
+    );
+    let sagemaker = aws_sdk_sagemaker::Client::new(&config);
+    let endpoint = unique("tick");
+    create_endpoint(&sagemaker, &endpoint, 1)
+        .await
+        .expect("create the endpoint in moto");
+    let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("valid id");
+    let aas = AasScalingTargets::new(aas_client);
+    aas.register(&id, 1, 8, Suspended::default())
+        .await
+        .expect("register the target");
+
+    // AND a stored plan: base 1..8, lead time 25m, a one-time peak 20 minutes from now, 1h, floor 5
+    let now = Utc::now().trunc_subsecs(0);
+    let peak_at = (now + Duration::minutes(20)).to_rfc3339_opts(SecondsFormat::Secs, true);
+    let plan = format!(
+        r#"
+version = 1
+[defaults]
+lead_time = "25m"
+
+[[target]]
+resource_id = "{id}"
+min_capacity = 1
+max_capacity = 8
+
+  [[target.peak]]
+  name = "launch"
+  at = "{peak_at}"
+  duration = "1h"
+  floor = 5
+"#
+    );
+    headroom_core::parse_plan("moto-tick.toml", &plan).expect("the test plan is valid");
+    let table = unique("headroom");
+    create_table(&dynamo, &table)
+        .await
+        .expect("create the table");
+    let store = DynamoStateStore::new(dynamo, table);
+    let stored = StoredPlan {
+        version: 0,
+        text: plan,
+        source_name: "moto-tick.toml".into(),
+        applied_at: now,
+    };
+    assert_eq!(
+        store.save_plan(&stored, 0).await.expect("store the plan"),
+        SaveOutcome::Saved
+    );
+    let event: serde_json::Value =
+        serde_json::from_str(TICK_EVENT).expect("the sample event is JSON");
+    counter.reset();
+
+    // WHEN the tick runs (the peak's claim has been live since 5 minutes ago)
+    let first = handle(&aas, &store, &event, now).await.expect("first tick");
+
+    // THEN it raised MinCapacity to 5 with one register call and wrote the state once
+    let Outcome::Tick(report) = first else {
+        panic!("a tick event gives a tick report")
+    };
+    assert_eq!(report.registered, [id.to_string()], "{report:?}");
+    assert_eq!(report.state_writes, 1);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(
+        counter.get("RegisterScalableTarget"),
+        1,
+        "{:?}",
+        counter.snapshot()
+    );
+    assert_eq!(
+        counter.get("DescribeScalableTargets"),
+        1,
+        "{:?}",
+        counter.snapshot()
+    );
+    let raw = aas
+        .client()
+        .describe_scalable_targets()
+        .service_namespace(ServiceNamespace::Sagemaker)
+        .resource_ids(id.resource_id())
+        .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
+        .send()
+        .await
+        .expect("raw describe");
+    let target = &raw.scalable_targets()[0];
+    assert_eq!((target.min_capacity(), target.max_capacity()), (5, 8));
+
+    // WHEN the same tick arrives again a minute later (a duplicate or the next tick)
+    counter.reset();
+    let second = handle(&aas, &store, &event, now + Duration::minutes(1))
+        .await
+        .expect("second tick");
+
+    // THEN nothing mutates: no register, no state write, no log record
+    let Outcome::Tick(report) = second else {
+        panic!("a tick event gives a tick report")
+    };
+    assert!(report.registered.is_empty(), "{report:?}");
+    assert_eq!(report.state_writes, 0);
+    let calls = counter.snapshot();
+    for mutating in ["RegisterScalableTarget", "PutItem", "TransactWriteItems"] {
+        assert_eq!(
+            calls.get(mutating),
+            None,
+            "second tick called {mutating}: {calls:?}"
+        );
+    }
+
+    // AND the decision log holds exactly one record, explaining the peak and the lead time
+    let log = store.recent_log(&id, 10).await.expect("read the log");
+    assert_eq!(log.len(), 1, "{log:#?}");
+    let reasons: Vec<&str> = log[0]["reasons"]
+        .as_array()
+        .expect("reasons listed")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let text = reasons.join("; ");
+    assert!(
+        text.contains("min 5 from peak:launch") || text.contains("peak launch"),
+        "{text}"
+    );
+    assert!(text.contains("lead time 25m"), "{text}");
+    assert_eq!(log[0]["desired"]["min"], 5);
+}
