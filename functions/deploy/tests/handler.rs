@@ -1,0 +1,912 @@
+//! The deployment watcher's handler against in-memory ports: baselines, reviews, duplicates,
+//! measurements, the pipeline hook, refusals. Each test is one scenario (GIVEN / WHEN / THEN).
+
+use chrono::{DateTime, Duration, Utc};
+use headroom_core::deploy_ports::{
+    ActivityStatus, ComponentView, ConfigVariantView, EndpointConfigView, EndpointVariantView,
+    EndpointView, ModelView, ScalingActivity,
+};
+use headroom_core::identity::{ContainerIdentity, ModelIdentity};
+use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId};
+use headroom_core::lead_time::lead_time;
+use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::plan::parse_plan;
+use headroom_core::ports::ErrorClass;
+use headroom_core::review::{ReviewStatus, ScalingPolicySummary, REVIEW_TAG};
+use headroom_deploy::memory::{count, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory};
+use headroom_deploy::{ack_review, list_reviews, Deploy, DeployError, Outcome};
+use serde_json::{json, Value};
+
+const ARN: &str = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-prod";
+const IMAGE: &str = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.29.0-lmi11";
+
+const PLAN: &str = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat-prod/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 8
+lead_time = "15m"
+[target.lead_time_measured]
+min_samples = 3
+"#;
+
+fn t(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .expect("valid time")
+        .with_timezone(&Utc)
+}
+
+fn fixture(path: &str) -> Value {
+    let full = format!("{}/../../events/{path}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&full).expect("fixture exists"))
+        .expect("fixture is JSON")
+}
+
+fn variant() -> ScalableTargetId {
+    "endpoint/chat-prod/variant/AllTraffic"
+        .parse()
+        .expect("valid id")
+}
+
+struct World {
+    endpoints: MemoryEndpoints,
+    history: MemoryScalingHistory,
+    reviews: MemoryReviewStore,
+    aas: MemoryScalingTargets,
+    store: MemoryStateStore,
+}
+
+impl World {
+    /// chat-prod/AllTraffic serves model v7 (config v7); config v8 with model v8 exists.
+    fn new(plan: &str) -> Self {
+        let endpoints = MemoryEndpoints::default();
+        endpoints.put_endpoint(EndpointView {
+            name: EndpointName::parse("chat-prod").expect("valid"),
+            arn: Some(ARN.into()),
+            config_name: Some("chat-prod-config-v7".into()),
+            status: "InService".into(),
+            variants: vec![EndpointVariantView {
+                name: "AllTraffic".into(),
+                current_instances: Some(2),
+                desired_instances: Some(2),
+            }],
+            last_modified: None,
+        });
+        for v in ["v7", "v8"] {
+            endpoints.put_config(EndpointConfigView {
+                name: format!("chat-prod-config-{v}"),
+                variants: vec![ConfigVariantView {
+                    name: "AllTraffic".into(),
+                    model_name: Some(format!("chat-llama-{v}")),
+                    instance_type: Some("ml.g4dn.xlarge".into()),
+                }],
+            });
+            endpoints.put_model(ModelView {
+                name: format!("chat-llama-{v}"),
+                arn: Some(format!(
+                    "arn:aws:sagemaker:us-east-1:123456789012:model/chat-llama-{v}"
+                )),
+                containers: vec![ContainerIdentity {
+                    image: Some(IMAGE.into()),
+                    model_data: Some(format!("s3://models/chat-llama/{v}/model.tar.gz")),
+                    model_package: None,
+                }],
+            });
+        }
+        let history = MemoryScalingHistory::default();
+        history.put_policies(
+            &variant(),
+            vec![ScalingPolicySummary {
+                name: "inv-per-instance".into(),
+                policy_type: "TargetTrackingScaling".into(),
+                metric: Some("SageMakerVariantInvocationsPerInstance".into()),
+                target_value: Some(70.0),
+                scale_in_cooldown_s: Some(300),
+                scale_out_cooldown_s: Some(60),
+                disable_scale_in: None,
+                cooldown_s: None,
+                steps: vec![],
+                alarms: vec![],
+            }],
+        );
+        Self {
+            endpoints,
+            history,
+            reviews: MemoryReviewStore::default(),
+            aas: MemoryScalingTargets::default().with_target(variant(), 2, 8),
+            store: MemoryStateStore::default().with_plan(plan),
+        }
+    }
+
+    fn deploy(
+        &self,
+    ) -> Deploy<
+        '_,
+        MemoryEndpoints,
+        MemoryScalingHistory,
+        MemoryReviewStore,
+        MemoryScalingTargets,
+        MemoryStateStore,
+    > {
+        Deploy {
+            endpoints: &self.endpoints,
+            history: &self.history,
+            reviews: &self.reviews,
+            aas: &self.aas,
+            store: &self.store,
+        }
+    }
+
+    async fn handle(
+        &self,
+        event: &Value,
+        now: &str,
+    ) -> Result<headroom_deploy::Response, DeployError> {
+        self.deploy().handle(event, t(now)).await
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        self.store.state(&variant()).model
+    }
+}
+
+fn fp(version: &str) -> String {
+    ModelIdentity {
+        endpoint: None,
+        endpoint_config: None,
+        inference_component: None,
+        model_name: None,
+        model_arn: None,
+        containers: vec![ContainerIdentity {
+            image: Some(IMAGE.into()),
+            model_data: Some(format!("s3://models/chat-llama/{version}/model.tar.gz")),
+            model_package: None,
+        }],
+        instance_type: None,
+        version_label: None,
+        observed_at: t("2026-01-01T00:00:00Z"),
+    }
+    .fingerprint()
+}
+
+fn endpoint_event(id: &str, status: &str, modified: &str, count: u32) -> Value {
+    json!({
+        "version": "0", "id": id, "detail-type": "SageMaker Endpoint State Change", "source": "aws.sagemaker",
+        "account": "123456789012", "time": modified, "region": "us-east-1", "resources": [ARN],
+        "detail": {
+            "EndpointName": "chat-prod", "EndpointArn": ARN, "EndpointConfigName": "chat-prod-config-v7",
+            "ProductionVariants": [{"VariantName": "AllTraffic", "DesiredWeight": 1.0, "DesiredInstanceCount": count}],
+            "EndpointStatus": status, "LastModifiedTime": t(modified).timestamp_millis(), "Tags": {}
+        }
+    })
+}
+
+fn activity(id: &str, start: &str, secs: i64, to: u32) -> ScalingActivity {
+    ScalingActivity {
+        id: id.into(),
+        started_at: t(start),
+        ended_at: Some(t(start) + Duration::seconds(secs)),
+        status: ActivityStatus::Successful,
+        description: format!("Setting desired instance count to {to}."),
+        cause: "monitor alarm TargetTracking-endpoint/chat-prod/variant/AllTraffic-AlarmHigh-1a2b in state ALARM triggered policy inv-per-instance".into(),
+        message: None,
+    }
+}
+
+/// GIVEN a baseline under v7, WHEN the endpoint switches to config v8 and SageMaker reports it.
+async fn baseline_then_switch(w: &World) {
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("baseline");
+    assert_eq!(r.targets[0].change, "baseline");
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v8");
+}
+
+#[tokio::test]
+async fn first_sighting_is_a_baseline_without_review() {
+    let w = World::new(PLAN);
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.outcome, Outcome::Watched);
+    assert_eq!(r.targets[0].change, "baseline");
+    assert!(r.targets[0].review.is_none());
+    assert_eq!(
+        w.fingerprint(),
+        Some(fp("v7")),
+        "the fingerprint is in force in the target state"
+    );
+    let stored = w.reviews.identity(&variant()).expect("MODEL item stored");
+    assert_eq!(stored.model_name.as_deref(), Some("chat-llama-v7"));
+    assert_eq!(
+        stored.endpoint_config.as_deref(),
+        Some("chat-prod-config-v7")
+    );
+    assert!(w.reviews.all().is_empty());
+    assert_eq!(count(&w.endpoints.tag_calls), 0);
+    // The decision log carries the model identity in force.
+    let log = w.store.log();
+    assert_eq!(
+        log.last().and_then(|r| r["model"].as_str()),
+        Some(fp("v7").as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_model_change_opens_one_review_and_tags_the_endpoint() {
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+            "2026-03-14T09:12:00Z",
+        )
+        .await
+        .expect("handled");
+    let target = &r.targets[0];
+    assert_eq!(target.change, "changed");
+    assert_eq!(
+        target.previous_fingerprint.as_deref(),
+        Some(fp("v7").as_str())
+    );
+    let review = target.review.as_ref().expect("review");
+    assert_eq!(review.action, "opened");
+    assert!(review.tagged);
+    assert_eq!(
+        w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
+        Some("open")
+    );
+    assert_eq!(w.fingerprint(), Some(fp("v8")));
+
+    let reviews = w.reviews.all();
+    assert_eq!(reviews.len(), 1);
+    let rv = &reviews[0];
+    assert_eq!(rv.status, ReviewStatus::Open);
+    assert_eq!(
+        rv.previous.as_ref().and_then(|p| p.model_name.as_deref()),
+        Some("chat-llama-v7")
+    );
+    assert_eq!(rv.current.model_name.as_deref(), Some("chat-llama-v8"));
+    assert_eq!(
+        rv.policies.len(),
+        1,
+        "the policies attached when the change was seen"
+    );
+    assert_eq!(rv.policies[0].target_value, Some(70.0));
+    assert_eq!((rv.bounds.plan_min, rv.bounds.plan_max), (2, 8));
+    assert_eq!(rv.bounds.observed.map(|b| (b.min, b.max)), Some((2, 8)));
+    assert!(
+        !rv.recent_decisions.is_empty(),
+        "decisions logged under v7 are in the review"
+    );
+    assert!(rv
+        .recent_decisions
+        .iter()
+        .all(|d| d["model"] == json!(fp("v7"))));
+    // The decision log records the change under the new identity.
+    let last = w.store.log().last().cloned().expect("a record");
+    assert_eq!(last["model"], json!(fp("v8")));
+    assert!(
+        last["notes"].to_string().contains("model identity changed"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn several_events_for_one_change_make_one_review() {
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    // SageMaker sends two IN_SERVICE events (different ids) and a deployment event; one is
+    // delivered twice by EventBridge.
+    for (name, now) in [
+        (
+            "sagemaker/endpoint-in-service-v8-a.json",
+            "2026-03-14T09:12:00Z",
+        ),
+        (
+            "sagemaker/endpoint-in-service-v8-b.json",
+            "2026-03-14T09:12:01Z",
+        ),
+        (
+            "sagemaker/endpoint-in-service-v8-a.json",
+            "2026-03-14T09:12:02Z",
+        ),
+        (
+            "sagemaker/deployment-capacity-scaling-out.json",
+            "2026-03-14T12:00:10Z",
+        ),
+    ] {
+        w.handle(&fixture(name), now).await.expect("handled");
+    }
+    let reviews = w.reviews.all();
+    assert_eq!(reviews.len(), 1, "{reviews:#?}");
+    assert_eq!(reviews[0].revision, 1, "written once");
+    assert_eq!(count(&w.endpoints.tag_calls), 1);
+}
+
+#[tokio::test]
+async fn an_endpoint_without_managed_targets_is_a_no_op_without_mutation() {
+    let w = World::new(PLAN);
+    let mut ev = fixture("sagemaker/endpoint-in-service-docs.json");
+    ev["detail"]["EndpointName"] = json!("someone-elses-endpoint");
+    let r = w
+        .handle(&ev, "2026-03-14T08:00:00Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.outcome, Outcome::Ignored);
+    assert!(r
+        .reason
+        .as_deref()
+        .is_some_and(|s| s.contains("someone-elses-endpoint")));
+    assert_eq!(w.store.calls.mutations(), 0);
+    assert_eq!(Calls::get(&w.aas.calls.register), 0);
+    assert_eq!(count(&w.reviews.writes), 0);
+    assert_eq!(count(&w.endpoints.tag_calls), 0);
+    assert_eq!(
+        count(&w.endpoints.describes),
+        0,
+        "no managed variant and no component: nothing to describe"
+    );
+}
+
+#[tokio::test]
+async fn other_event_kinds_are_refused_without_mutation() {
+    let w = World::new(PLAN);
+    let err = w
+        .handle(&fixture("schedule/tick-rule.json"), "2026-03-14T08:00:00Z")
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, DeployError::WrongTrigger { .. }), "{err}");
+    assert!(err.to_string().contains("headroom-tick"), "{err}");
+    assert!(!err.is_retryable());
+    let err = w
+        .handle(&json!({"hello": "world"}), "2026-03-14T08:00:00Z")
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, DeployError::BadEvent(_)), "{err}");
+    assert_eq!(w.store.calls.mutations(), 0);
+    assert_eq!(count(&w.endpoints.describes), 0);
+}
+
+#[tokio::test]
+async fn activities_become_samples_of_the_model_then_in_force() {
+    let w = World::new(PLAN);
+    w.history.put_activities(
+        &variant(),
+        vec![
+            activity("a1", "2026-03-10T10:00:00Z", 300, 3),
+            activity("a2", "2026-03-11T10:00:00Z", 360, 4),
+            activity("a3", "2026-03-12T10:00:00Z", 420, 5),
+        ],
+    );
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].lead_samples_added, 3);
+    let plan = parse_plan("test", PLAN).expect("valid plan");
+    let state = w.store.state(&variant());
+    assert!(state
+        .lead_samples
+        .iter()
+        .all(|s| s.model.as_deref() == Some(fp("v7").as_str()) && s.source == "aas-activity"));
+    let lt = lead_time(
+        &plan.targets[0],
+        &state.lead_samples,
+        state.model.as_deref(),
+    );
+    // p90 of [300, 360, 420] = 420 s x 1.25 = 525 s.
+    assert_eq!((lt.source, lt.span.as_secs()), ("measured", 525));
+
+    // Reading the same activities again adds nothing.
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-updating-tags-list.json"),
+            "2026-03-14T09:05:01Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].lead_samples_added, 0);
+
+    // WHEN the model changes, THEN the old samples stay, marked as v7's, and the lead time falls
+    // back to the configured value until v8 has its own measurements.
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v8");
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:12:00Z",
+    )
+    .await
+    .expect("handled");
+    let state = w.store.state(&variant());
+    assert_eq!(state.lead_samples.len(), 3);
+    assert!(state
+        .lead_samples
+        .iter()
+        .all(|s| s.model.as_deref() == Some(fp("v7").as_str())));
+    let lt = lead_time(
+        &plan.targets[0],
+        &state.lead_samples,
+        state.model.as_deref(),
+    );
+    assert_eq!((lt.source, lt.span.as_secs()), ("configured", 15 * 60));
+    // A plan that lets earlier models count keeps using them.
+    let counting =
+        parse_plan("test", &format!("{PLAN}count_previous_models = true\n")).expect("valid plan");
+    let lt = lead_time(
+        &counting.targets[0],
+        &state.lead_samples,
+        state.model.as_deref(),
+    );
+    assert_eq!((lt.source, lt.span.as_secs()), ("measured", 525));
+    // The review shows the warm-up measured under v7.
+    let rv = &w.reviews.all()[0];
+    assert_eq!(
+        (rv.warmup.samples, rv.warmup.p50_s, rv.warmup.max_s),
+        (3, Some(360), Some(420))
+    );
+    assert_eq!(rv.warmup.lead_time_source, "measured");
+}
+
+#[tokio::test]
+async fn updating_to_in_service_with_more_instances_is_measured_once() {
+    let w = World::new(PLAN);
+    let events = [
+        endpoint_event("e1", "IN_SERVICE", "2026-03-14T08:00:00Z", 2),
+        endpoint_event("e2", "UPDATING", "2026-03-14T10:00:00Z", 4),
+        endpoint_event("e3", "IN_SERVICE", "2026-03-14T10:07:12Z", 4),
+        // The second event SageMaker sends for the same state change.
+        endpoint_event("e4", "IN_SERVICE", "2026-03-14T10:07:12Z", 4),
+    ];
+    for (i, ev) in events.iter().enumerate() {
+        w.handle(ev, &format!("2026-03-14T10:{:02}:00Z", 10 + i))
+            .await
+            .expect("handled");
+    }
+    let samples = w.store.state(&variant()).lead_samples;
+    assert_eq!(samples.len(), 1, "{samples:?}");
+    assert_eq!(samples[0].seconds, 432);
+    assert_eq!(samples[0].source, "endpoint-state");
+    assert_eq!(samples[0].model.as_deref(), Some(fp("v7").as_str()));
+}
+
+#[tokio::test]
+async fn missing_scaling_activities_do_not_stop_the_identity_check() {
+    let w = World::new(PLAN);
+    w.history.fail_activities(Some(ErrorClass::Retryable));
+    baseline_then_switch(&w).await;
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+            "2026-03-14T09:12:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+    assert!(
+        r.targets[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("scaling activities unavailable")),
+        "{:?}",
+        r.targets[0].notes
+    );
+    assert_eq!(w.reviews.all().len(), 1);
+}
+
+#[tokio::test]
+async fn pipeline_check_answers_open_until_the_review_is_acknowledged() {
+    let w = World::new(PLAN);
+    let check = fixture("pipeline/check.json");
+    let r = w
+        .handle(&check, "2026-03-14T07:00:00Z")
+        .await
+        .expect("answered");
+    assert_eq!((r.outcome, r.review), (Outcome::Answered, Some("clear")));
+
+    baseline_then_switch(&w).await;
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:12:00Z",
+    )
+    .await
+    .expect("handled");
+    let writes_before = w.store.calls.mutations();
+    let r = w
+        .handle(&check, "2026-03-14T09:30:00Z")
+        .await
+        .expect("answered");
+    assert_eq!(r.review, Some("open"));
+    assert_eq!(r.open_reviews.len(), 1);
+    assert_eq!(r.open_reviews[0].fingerprint, fp("v8"));
+    assert_eq!(
+        w.store.calls.mutations(),
+        writes_before,
+        "a check writes nothing"
+    );
+
+    let plan = parse_plan("test", PLAN).expect("valid plan");
+    let id = r.open_reviews[0].id.clone();
+    let acked = ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        &id,
+        "ana",
+        "target 70 inv/instance still fits v8 (load test 2026-03-14)",
+        t("2026-03-14T10:00:00Z"),
+    )
+    .await
+    .expect("acknowledged");
+    assert_eq!(acked.review.status, ReviewStatus::Acked);
+    assert_eq!(acked.tag, Some("acked"));
+    assert_eq!(
+        w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
+        Some("acked")
+    );
+    let r = w
+        .handle(&check, "2026-03-14T10:01:00Z")
+        .await
+        .expect("answered");
+    assert_eq!(r.review, Some("clear"));
+    // Acknowledging twice is refused with who did it.
+    let err = ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        &id,
+        "bo",
+        "again",
+        t("2026-03-14T10:02:00Z"),
+    )
+    .await
+    .expect_err("already");
+    assert!(err.to_string().contains("ana"), "{err}");
+    let err = ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        "rv-000000000000",
+        "bo",
+        "x",
+        t("2026-03-14T10:02:00Z"),
+    )
+    .await
+    .expect_err("unknown");
+    assert!(matches!(err, DeployError::ReviewNotFound { .. }));
+    assert_eq!(
+        list_reviews(&w.reviews, &plan, false)
+            .await
+            .expect("listed")
+            .len(),
+        0
+    );
+    assert_eq!(
+        list_reviews(&w.reviews, &plan, true)
+            .await
+            .expect("listed")
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn pipeline_check_for_an_unmanaged_endpoint_says_so() {
+    let w = World::new(PLAN);
+    let mut check = fixture("pipeline/check.json");
+    check["endpoint"] = json!("chat-staging");
+    let r = w
+        .handle(&check, "2026-03-14T07:00:00Z")
+        .await
+        .expect("answered");
+    assert_eq!((r.outcome, r.review), (Outcome::Ignored, Some("unmanaged")));
+}
+
+#[tokio::test]
+async fn pipeline_deployed_checks_the_identity_and_keeps_its_label() {
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    let r = w
+        .handle(&fixture("pipeline/deployed.json"), "2026-03-14T09:12:00Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|rv| rv.action),
+        Some("opened")
+    );
+    let stored = w.reviews.identity(&variant()).expect("identity");
+    assert_eq!(
+        stored.version_label.as_deref(),
+        Some("llama3-8b-2026-03-14.2")
+    );
+    // The SageMaker events that follow the same rollout: no second review, label kept.
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:13:00Z",
+    )
+    .await
+    .expect("handled");
+    assert_eq!(w.reviews.all().len(), 1);
+    assert_eq!(
+        w.reviews
+            .identity(&variant())
+            .and_then(|i| i.version_label)
+            .as_deref(),
+        Some("llama3-8b-2026-03-14.2")
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_comes_back_after_an_ack_reopens_its_review() {
+    let w = World::new(PLAN);
+    let plan = parse_plan("test", PLAN).expect("valid plan");
+    baseline_then_switch(&w).await;
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:12:00Z",
+    )
+    .await
+    .expect("handled");
+    let id = w.reviews.all()[0].id.clone();
+    ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        &id,
+        "ana",
+        "fine",
+        t("2026-03-14T10:00:00Z"),
+    )
+    .await
+    .expect("acked");
+    // Rolled back to v7 (a review for v7), then v8 again.
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v7");
+    w.handle(
+        &endpoint_event("rb", "IN_SERVICE", "2026-03-14T11:00:00Z", 2),
+        "2026-03-14T11:00:05Z",
+    )
+    .await
+    .expect("handled");
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v8");
+    let r = w
+        .handle(
+            &endpoint_event("again", "IN_SERVICE", "2026-03-14T12:00:00Z", 2),
+            "2026-03-14T12:00:05Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|rv| rv.action),
+        Some("reopened")
+    );
+    let v8 = w
+        .reviews
+        .all()
+        .into_iter()
+        .find(|r| r.id == id)
+        .expect("v8 review");
+    assert_eq!(
+        (v8.status, v8.occurrences, v8.earlier_acks.len()),
+        (ReviewStatus::Open, 2, 1)
+    );
+    assert_eq!(w.reviews.all().len(), 2, "one review per new model");
+    assert_eq!(
+        w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
+        Some("open")
+    );
+}
+
+#[tokio::test]
+async fn reviews_can_be_turned_off_by_the_plan() {
+    let plan = format!("{PLAN}[target.review]\nenabled = false\n");
+    let w = World::new(&plan);
+    baseline_then_switch(&w).await;
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+            "2026-03-14T09:12:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|rv| rv.action),
+        Some("disabled")
+    );
+    assert!(w.reviews.all().is_empty());
+    assert_eq!(count(&w.endpoints.tag_calls), 0);
+    assert_eq!(
+        w.fingerprint(),
+        Some(fp("v8")),
+        "the identity in force still moves"
+    );
+}
+
+#[tokio::test]
+async fn tagging_can_be_turned_off_by_the_plan() {
+    let plan = format!("{PLAN}[target.review]\ntag_endpoint = false\n");
+    let w = World::new(&plan);
+    baseline_then_switch(&w).await;
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:12:00Z",
+    )
+    .await
+    .expect("handled");
+    assert_eq!(w.reviews.all().len(), 1);
+    assert!(!w.reviews.all()[0].tagged);
+    assert_eq!(count(&w.endpoints.tag_calls), 0);
+}
+
+#[tokio::test]
+async fn an_endpoint_config_event_waits_for_the_endpoint_to_use_it() {
+    let w = World::new(PLAN);
+    let ev = fixture("sagemaker/endpoint-config-created.json");
+    let r = w
+        .handle(&ev, "2026-03-14T09:04:13Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.outcome, Outcome::Ignored, "config v8 is not in force yet");
+    assert_eq!(w.store.calls.mutations(), 0);
+    // Once chat-prod uses it, the same event checks the identity.
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-docs.json"),
+        "2026-03-14T08:00:00Z",
+    )
+    .await
+    .expect("baseline");
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v8");
+    let r = w
+        .handle(&ev, "2026-03-14T09:20:00Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+}
+
+#[tokio::test]
+async fn inference_components_are_watched_on_their_endpoint() {
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "inference-component/ic-llama"
+min_capacity = 1
+max_capacity = 4
+"#;
+    let w = World::new(plan);
+    let ic = ComponentName::parse("ic-llama").expect("valid");
+    let put = |artifact: &str| {
+        w.endpoints.put_component(ComponentView {
+            name: ic.clone(),
+            arn: None,
+            endpoint: Some("chat-prod".into()),
+            variant: Some("AllTraffic".into()),
+            model_name: None,
+            container: Some(ContainerIdentity {
+                image: Some(IMAGE.into()),
+                model_data: Some(artifact.into()),
+                model_package: None,
+            }),
+            status: Some("InService".into()),
+        })
+    };
+    put("s3://models/ic/v1/");
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "baseline");
+    put("s3://models/ic/v2/");
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+            "2026-03-14T09:12:00Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+    let rv = &w.reviews.all()[0];
+    assert_eq!(rv.target.to_string(), "inference-component/ic-llama");
+    assert_eq!(
+        rv.endpoint_arn.as_deref(),
+        Some(ARN),
+        "the hosting endpoint is tagged"
+    );
+    assert_eq!(
+        w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
+        Some("open")
+    );
+}
+
+#[tokio::test]
+async fn explain_describes_without_calling_aws() {
+    let plan = parse_plan("test", PLAN).expect("valid plan");
+    let trigger =
+        headroom_events::parse_trigger(&fixture("sagemaker/endpoint-updating-tags-list.json"))
+            .expect("parses");
+    let v = headroom_deploy::explain(&trigger, &plan);
+    assert_eq!(v["handled_by"], "headroom-deploy");
+    assert_eq!(
+        v["managed_targets"][0]["target"],
+        "endpoint/chat-prod/variant/AllTraffic"
+    );
+    assert!(
+        v.to_string()
+            .contains("UPDATING: remember when provisioning started"),
+        "{v}"
+    );
+    let check = headroom_events::parse_trigger(&fixture("pipeline/check.json")).expect("parses");
+    let v = headroom_deploy::explain(&check, &plan);
+    assert_eq!(
+        v["managed_targets"][0],
+        "endpoint/chat-prod/variant/AllTraffic"
+    );
+    let tick = headroom_events::parse_trigger(&fixture("schedule/tick-rule.json")).expect("parses");
+    assert_eq!(
+        headroom_deploy::explain(&tick, &plan)["handled_by"],
+        "headroom-tick"
+    );
+    let mut other = fixture("sagemaker/endpoint-in-service-docs.json");
+    other["detail"]["EndpointName"] = json!("elsewhere");
+    let v = headroom_deploy::explain(
+        &headroom_events::parse_trigger(&other).expect("parses"),
+        &plan,
+    );
+    assert!(
+        v["would"][0]
+            .as_str()
+            .is_some_and(|s| s.contains("no target managed")),
+        "{v}"
+    );
+}
+
+#[tokio::test]
+async fn a_racing_event_that_read_the_old_state_finds_the_review_open() {
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    let before = w.store.state(&variant());
+    w.handle(
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        "2026-03-14T09:12:00Z",
+    )
+    .await
+    .expect("handled");
+    // GIVEN a second invocation that read the target state before the first one saved it
+    // (simulated by putting the old state back), WHEN it handles the other event of the change,
+    // THEN it computes the same review id, finds it open, and opens nothing new.
+    w.store.put_state(&variant(), before);
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-v8-b.json"),
+            "2026-03-14T09:12:01Z",
+        )
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|rv| rv.action),
+        Some("already_open")
+    );
+    let reviews = w.reviews.all();
+    assert_eq!(reviews.len(), 1);
+    assert_eq!(reviews[0].revision, 1, "not rewritten");
+    assert_eq!(w.fingerprint(), Some(fp("v8")));
+}
