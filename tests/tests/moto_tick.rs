@@ -145,9 +145,11 @@ max_capacity = 8
         .filter_map(|r| r.as_str())
         .collect();
     let text = reasons.join("; ");
+    // The floor's reason names the peak, when it starts and the lead time it was raised ahead by.
+    assert!(text.contains("peak:launch"), "{text}");
     assert!(
-        text.contains("min 5 from peak:launch") || text.contains("peak launch"),
-        "{text}"
+        text.contains(&peak_at[..16]),
+        "the peak's start {peak_at} in: {text}"
     );
     assert!(text.contains("lead time 25m"), "{text}");
     assert_eq!(log[0]["desired"]["min"], 5);
