@@ -48,6 +48,13 @@ pub struct SageMakerCapacity {
 }
 
 impl SageMakerCapacity {
+    /// The AWS operations this adapter's methods call, as IAM names them (checked against the
+    /// calls in this file and the functions' IAM policies by tests/tests/infra_consistency.rs).
+    pub const OPERATIONS: &'static [&'static str] = &[
+        "sagemaker:DescribeEndpoint",
+        "sagemaker:DescribeInferenceComponent",
+    ];
+
     pub fn new(client: Client) -> Self {
         Self { client }
     }

@@ -1,0 +1,315 @@
+//! `headroom explain` on every event fixture in events/ (all subfolders), through the real
+//! binary: each accepted event is explained by the handler that owns it, each fixture in
+//! events/invalid/ is refused with a non-zero exit and a message naming the problem, and nothing
+//! ever talks to AWS (the endpoint points at a closed port).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Fixtures `explain` cannot handle yet, each with the reason. Empty: every fixture is handled.
+/// A fixture listed here must fail; one that starts passing must be removed from the list.
+const NOT_YET: &[(&str, &str)] = &[];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn explain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .arg("explain")
+        .args(args)
+        .current_dir(root())
+        // Nothing may reach AWS: a closed port and no credentials would make any call fail.
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("the headroom binary runs")
+}
+
+fn fixtures(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            fixtures(&path, out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn json_of(out: &Output, what: &str) -> Value {
+    assert!(
+        out.status.success(),
+        "explain {what} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "explain {what} printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn every_fixture_is_explained_or_refused_with_a_reason() {
+    let mut all = Vec::new();
+    fixtures(&root().join("events"), &mut all);
+    all.sort();
+    assert!(
+        all.len() >= 20,
+        "expected the fixtures of every feature, found {}",
+        all.len()
+    );
+    for path in all {
+        let name = relative(&path);
+        let out = explain(&["--event", &name, "--desired", "7"]);
+        if name.starts_with("events/invalid/") {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{name} must be refused");
+            assert!(
+                stderr.contains("headroom does not accept this event:") && stderr.trim().len() > 60,
+                "{name}: the error must name the problem:\n{stderr}"
+            );
+            assert!(
+                out.stdout.is_empty(),
+                "{name}: nothing on stdout when refused"
+            );
+            continue;
+        }
+        if let Some((_, why)) = NOT_YET.iter().find(|(f, _)| *f == name) {
+            assert!(
+                !out.status.success(),
+                "{name} is listed as not handled yet ({why}) but now works: unlist it"
+            );
+            continue;
+        }
+        let v = json_of(&out, &name);
+        assert_eq!(v["changes_nothing"], true, "{name}");
+        let folder = name.split('/').nth(1).unwrap_or_default();
+        let expected = match folder {
+            "alarms" => "headroom-alarm",
+            "schedule" => "headroom-tick",
+            "sagemaker" | "pipeline" => "headroom-deploy",
+            other => {
+                panic!("{name}: fixtures in events/{other}/ have no expected handler: add one here")
+            }
+        };
+        assert_eq!(v["handled_by"], expected, "{name}");
+        assert!(
+            v.get("result").is_some() || v.get("explanation").is_some(),
+            "{name}: {v}"
+        );
+        assert!(
+            v["result"].get("handler_error").is_none(),
+            "{name} was refused: {}",
+            v["result"]
+        );
+        assert!(
+            v["result"]["rejected"].as_array().is_none_or(Vec::is_empty),
+            "{name} was rejected for a target: {}",
+            v["result"]
+        );
+    }
+}
+
+/// The min and scale-in suspension `explain` says the target would get.
+fn bounds_after(v: &Value, target: &str) -> Option<(u64, bool)> {
+    v["targets"]
+        .as_array()?
+        .iter()
+        .find(|t| t["target"] == target)
+        .map(|t| {
+            (
+                t["bounds_after"]["min"].as_u64().unwrap_or_default(),
+                t["bounds_after"]["suspend_scale_in"]
+                    .as_bool()
+                    .unwrap_or_default(),
+            )
+        })
+}
+
+#[test]
+fn alarm_fixtures_claim_what_the_example_plan_says() {
+    const CHAT: &str = "endpoint/chat-prod/variant/AllTraffic";
+    const ASYNC: &str = "endpoint/summarize-async/variant/AllTraffic";
+    const IC: &str = "inference-component/llama-8b-ic";
+    // (fixture, target, min after, scale-in suspended, claim source)
+    let table = [
+        ("eventbridge-burst-alarm.json", CHAT, 7, true, "guard"),
+        // OK: the floor still holds for the hold time (20 min), scale-in still suspended.
+        ("eventbridge-burst-ok.json", CHAT, 7, true, "guard"),
+        ("eventbridge-metric-math-alarm.json", CHAT, 7, true, "guard"),
+        // Named by ARN in the plan.
+        ("eventbridge-composite-alarm.json", CHAT, 7, true, "guard"),
+        ("direct-action-burst-alarm.json", CHAT, 7, true, "guard"),
+        ("eventbridge-backlog-alarm.json", ASYNC, 1, false, "wake"),
+        // OK: the quiet period keeps the wake capacity.
+        ("direct-action-backlog-ok.json", ASYNC, 1, false, "wake"),
+        (
+            "eventbridge-ic-no-capacity-alarm.json",
+            IC,
+            1,
+            false,
+            "wake",
+        ),
+    ];
+    for (file, target, min, suspend, source) in table {
+        let path = format!("events/alarms/{file}");
+        let v = json_of(&explain(&["--event", &path, "--desired", "7"]), &path);
+        assert_eq!(
+            bounds_after(&v, target),
+            Some((min, suspend)),
+            "{file}: {:#}",
+            v["targets"]
+        );
+        let claims = v["targets"][0]["claims"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            claims.iter().any(|c| c["source"] == source),
+            "{file}: {claims:?}"
+        );
+        assert_eq!(
+            v["targets"].as_array().map(Vec::len),
+            Some(1),
+            "{file}: one target only"
+        );
+        let reasons = &v["targets"][0]["decisions"][0]["reasons"];
+        assert!(reasons.to_string().contains(source), "{file}: {reasons}");
+    }
+}
+
+#[test]
+fn an_alarm_the_plan_does_not_name_would_change_nothing() {
+    let v = json_of(
+        &explain(&["--event", "events/alarms/eventbridge-unknown-alarm.json"]),
+        "the unknown alarm",
+    );
+    assert_eq!(v["result"]["not_ours"], true);
+    assert_eq!(v["targets"], Value::Array(vec![]));
+    for call in [
+        "register_scalable_target",
+        "state_writes",
+        "decision_log_records",
+    ] {
+        assert_eq!(v["would_call"][call], 0, "{call}");
+    }
+}
+
+#[test]
+fn without_desired_the_guard_holds_the_base_minimum_and_says_so() {
+    let v = json_of(
+        &explain(&["--event", "events/alarms/eventbridge-burst-alarm.json"]),
+        "burst without --desired",
+    );
+    assert_eq!(
+        bounds_after(&v, "endpoint/chat-prod/variant/AllTraffic"),
+        Some((2, true))
+    );
+    assert!(
+        v["assumed"]["desired_count"]
+            .to_string()
+            .contains("--desired"),
+        "{}",
+        v["assumed"]
+    );
+}
+
+#[test]
+fn at_and_plan_options_change_the_explanation() {
+    // Decided at 16:30, the guard from 09:42 has run past its 6 h bound and its ramp.
+    let v = json_of(
+        &explain(&[
+            "--event",
+            "events/alarms/eventbridge-burst-alarm.json",
+            "--desired",
+            "7",
+            "--at",
+            "2026-03-14T16:30:00Z",
+        ]),
+        "burst at 16:30",
+    );
+    assert_eq!(v["at_source"], "--at");
+    assert_eq!(
+        bounds_after(&v, "endpoint/chat-prod/variant/AllTraffic"),
+        Some((2, false))
+    );
+
+    let dir = std::env::temp_dir().join(format!("headroom-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "version = 1\n[[target]]\nresource_id = \"endpoint/other/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 2\n",
+    )
+    .expect("write plan");
+    let plan = plan.display().to_string();
+    let v = json_of(
+        &explain(&[
+            "--event",
+            "events/alarms/eventbridge-burst-alarm.json",
+            "--plan",
+            &plan,
+        ]),
+        "burst with another plan",
+    );
+    assert_eq!(
+        v["result"]["not_ours"], true,
+        "that plan names no burst alarm"
+    );
+}
+
+#[test]
+fn unreadable_events_and_plans_fail_with_the_file_named() {
+    let dir = std::env::temp_dir().join(format!("headroom-explain-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\"detail-type\": ").expect("write");
+    let broken = broken.display().to_string();
+    let out = explain(&["--event", &broken]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("broken.json") && stderr.contains("not valid JSON"),
+        "{stderr}"
+    );
+
+    let out = explain(&[
+        "--event",
+        "events/alarms/eventbridge-burst-alarm.json",
+        "--plan",
+        "no/such/plan.toml",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/plan.toml"));
+
+    let bad_plan = dir.join("bad.toml");
+    std::fs::write(&bad_plan, "version = 1\n[[target]]\nresource_id = \"endpoint/x\"\nmin_capacity = 1\nmax_capacity = 2\n").expect("write");
+    let bad_plan = bad_plan.display().to_string();
+    let out = explain(&[
+        "--event",
+        "events/alarms/eventbridge-burst-alarm.json",
+        "--plan",
+        &bad_plan,
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("target[0].resource_id"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
