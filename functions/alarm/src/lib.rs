@@ -2,5 +2,6 @@
 //! become `guard` and `wake` claims on the targets the plan names, applied at once.
 
 pub mod handler;
+pub mod operations;
 
 pub use handler::{handle, AlarmReport, HandlerError, TargetReport};

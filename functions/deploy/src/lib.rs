@@ -15,6 +15,7 @@ pub mod handler;
 pub mod measure;
 pub mod memory;
 pub mod observe;
+pub mod operations;
 pub mod reviews;
 
 pub use error::DeployError;

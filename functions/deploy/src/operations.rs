@@ -7,8 +7,12 @@
 
 use std::collections::BTreeSet;
 
+use headroom_adapters::aas_history::AasHistory;
+use headroom_adapters::dynamo_reviews::DynamoReviews;
+use headroom_adapters::sagemaker_models::SageMakerModels;
+use headroom_adapters::{AasScalingTargets, DynamoStateStore};
+
 /// `(adapter type name, its operations)`, the name and the list taken from the same type.
-#[allow(unused_macros)] // until this function builds its adapters
 macro_rules! adapter {
     ($t:ident) => {
         (stringify!($t), $t::OPERATIONS)
@@ -16,7 +20,13 @@ macro_rules! adapter {
 }
 
 /// Every adapter this function builds.
-pub const ADAPTERS: &[(&str, &[&str])] = &[];
+pub const ADAPTERS: &[(&str, &[&str])] = &[
+    adapter!(AasHistory),
+    adapter!(AasScalingTargets),
+    adapter!(DynamoReviews),
+    adapter!(DynamoStateStore),
+    adapter!(SageMakerModels),
+];
 
 /// Every AWS operation (`service:Action`, as IAM names it) this function can call.
 pub fn operations() -> BTreeSet<&'static str> {

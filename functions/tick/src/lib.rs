@@ -2,5 +2,6 @@
 //! applies plan peaks on time), and explicit peak events from EventBridge Scheduler.
 
 pub mod handler;
+pub mod operations;
 
 pub use handler::{handle, HandlerError, Outcome};

@@ -1,0 +1,1124 @@
+//! infra/template.yaml against the code: the test fails when they disagree.
+//!
+//! - Every function crate (functions/*) has a function resource building its binary, and every
+//!   function resource builds a crate's binary.
+//! - Every environment variable a function's code reads is set on it, and none other.
+//! - The AWS operations a function can call are, in one place, `ADAPTERS` in its
+//!   `operations.rs` (each adapter's `OPERATIONS`). Checked here: that list names exactly the
+//!   adapters the crate uses and makes no SDK call of its own; each adapter's `OPERATIONS` is
+//!   exactly the SDK calls in its source; the function's IAM role allows exactly those
+//!   operations, plus what Application Auto Scaling checks on a RegisterScalableTarget caller
+//!   ([`AAS_CALLER`], only for functions that register) and what the Lambda platform does with
+//!   the role ([`PLATFORM`]), each in its own policy.
+//! - IAM hygiene anywhere in the template: no wildcard action; `Resource: "*"` only for actions
+//!   that support nothing narrower, with a comment saying so; DynamoDB actions only on the state
+//!   table; SageMaker actions only on ARNs narrowed by a name-prefix parameter; the service-linked
+//!   role only for Application Auto Scaling's SageMaker role.
+//! - Event routing: each event kind headroom parses reaches the function that handles it, and every
+//!   EventBridge fixture in events/ matches its function's rule.
+//!
+//! The negative tests at the end run the same checks on doctored copies and expect each to fail.
+
+#[path = "infra_consistency/source.rs"]
+mod source;
+#[path = "infra_consistency/template.rs"]
+mod template;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use source::{AdapterScan, Masked};
+use template::{intrinsic, pattern_matches, Resolver, Template};
+
+/// What Application Auto Scaling checks on whoever calls RegisterScalableTarget for a SageMaker
+/// target (../shared/notes/aws-facts.md). headroom's code calls none of them for itself; a
+/// function that registers targets must be allowed them, in the policy named
+/// [`AAS_CALLER_POLICY`].
+const AAS_CALLER: &[&str] = &[
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    "cloudwatch:PutMetricAlarm",
+    "cloudwatch:DescribeAlarms",
+    "cloudwatch:DeleteAlarms",
+    "iam:CreateServiceLinkedRole",
+];
+const AAS_CALLER_POLICY: &str = "register-scalable-target-caller";
+const REGISTER: &str = "application-autoscaling:RegisterScalableTarget";
+
+/// What the Lambda platform does with a function's role: write its logs to its log group and send
+/// a failed asynchronous event to the on-failure destination. In the policy [`PLATFORM_POLICY`].
+const PLATFORM: &[&str] = &[
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    "sqs:SendMessage",
+];
+const PLATFORM_POLICY: &str = "platform";
+
+/// Actions whose service supports no resource-level permission: the only ones allowed on `*`.
+const NO_RESOURCE_LEVEL: &[&str] = &[
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:DescribeScalingActivities",
+    "application-autoscaling:DescribeScalingPolicies",
+    "application-autoscaling:DescribeScheduledActions",
+];
+
+/// The template parameters that narrow SageMaker ARNs by name.
+const SAGEMAKER_PREFIX_PARAMS: &[&str] = &[
+    "${EndpointNamePrefix}",
+    "${EndpointConfigNamePrefix}",
+    "${ModelNamePrefix}",
+];
+
+/// The service-linked role AAS creates for SageMaker targets.
+const AAS_SAGEMAKER_SERVICE: &str = "sagemaker.application-autoscaling.amazonaws.com";
+
+/// Each function crate's declared adapters. A new function crate needs a line here (and a
+/// dev-dependency in tests/Cargo.toml); the test says so when one is missing.
+fn declared() -> BTreeMap<&'static str, &'static [(&'static str, &'static [&'static str])]> {
+    BTreeMap::from([
+        ("headroom-tick", headroom_tick::operations::ADAPTERS),
+        ("headroom-alarm", headroom_alarm::operations::ADAPTERS),
+        ("headroom-deploy", headroom_deploy::operations::ADAPTERS),
+    ])
+}
+
+/// Which function handles each EventBridge detail-type headroom parses.
+fn routes() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            headroom_events::schedule::SCHEDULED_DETAIL_TYPE,
+            "headroom-tick",
+        ),
+        (headroom_events::alarm::DETAIL_TYPE, "headroom-alarm"),
+        (
+            headroom_events::sagemaker::ENDPOINT_STATE,
+            "headroom-deploy",
+        ),
+        (
+            headroom_events::sagemaker::DEPLOYMENT_STATE,
+            "headroom-deploy",
+        ),
+        (headroom_events::sagemaker::CONFIG_STATE, "headroom-deploy"),
+    ]
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_owned()
+}
+
+// ------------------------------------------------------------------------------------------------
+// The code's side
+// ------------------------------------------------------------------------------------------------
+
+/// One function crate as its source shows it.
+#[derive(Debug, Clone)]
+struct CodeFunction {
+    crate_name: String,
+    binary: String,
+    /// Declared in operations.rs: adapter -> operations.
+    declared: BTreeMap<String, BTreeSet<String>>,
+    /// Source files, operations.rs left out.
+    files: Vec<Masked>,
+}
+
+impl CodeFunction {
+    fn operations(&self) -> BTreeSet<String> {
+        self.declared.values().flatten().cloned().collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Code {
+    functions: Vec<CodeFunction>,
+    adapter_files: Vec<Masked>,
+    scan: AdapterScan,
+    problems: Vec<String>,
+}
+
+/// `[package] name` and the `[[bin]] name` of a function crate's Cargo.toml.
+fn crate_names(manifest: &str) -> (Option<String>, Option<String>) {
+    let mut section = "";
+    let (mut package, mut bin) = (None, None);
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        if let Some(value) = line
+            .strip_prefix("name")
+            .map(str::trim)
+            .and_then(|r| r.strip_prefix('='))
+        {
+            let value = value.trim().trim_matches('"').to_owned();
+            match section {
+                "[package]" => package = Some(value),
+                "[[bin]]" if bin.is_none() => bin = Some(value),
+                _ => {}
+            }
+        }
+    }
+    (package, bin)
+}
+
+fn load_code() -> Code {
+    let root = root();
+    let sdk = source::sdk_operations(&root);
+    let adapter_files = source::rust_files(&root.join("shared/adapters/src"));
+    let scan = source::scan_adapters(&adapter_files, &sdk);
+    let declared = declared();
+    let mut problems = scan.problems.clone();
+    let mut functions = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("functions"))
+        .expect("functions/")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+        let (Some(crate_name), bin) = crate_names(&manifest) else {
+            problems.push(format!("{}: no [package] name", dir.display()));
+            continue;
+        };
+        let binary = bin.unwrap_or_else(|| crate_name.clone());
+        let Some(adapters) = declared.get(crate_name.as_str()) else {
+            problems.push(format!(
+                "function crate {crate_name} is not known to tests/tests/infra_consistency.rs: add it to declared() \
+                 (and a dev-dependency in tests/Cargo.toml)"
+            ));
+            continue;
+        };
+        let files = source::rust_files(&dir.join("src"))
+            .into_iter()
+            .filter(|m| m.path.file_name().is_none_or(|n| n != "operations.rs"))
+            .collect();
+        functions.push(CodeFunction {
+            crate_name,
+            binary,
+            declared: adapters
+                .iter()
+                .map(|(name, ops)| {
+                    (
+                        (*name).to_owned(),
+                        ops.iter().map(|o| (*o).to_owned()).collect(),
+                    )
+                })
+                .collect(),
+            files,
+        });
+    }
+    for name in declared.keys() {
+        if !functions.iter().any(|f| f.crate_name == *name) {
+            problems.push(format!(
+                "declared() names {name}, but functions/ has no such crate"
+            ));
+        }
+    }
+    Code {
+        functions,
+        adapter_files,
+        scan,
+        problems,
+    }
+}
+
+/// Each adapter a function declares lists exactly the SDK calls in its source.
+fn check_adapters(code: &Code) -> Vec<String> {
+    let mut problems = code.problems.clone();
+    let mut seen = BTreeSet::new();
+    for f in &code.functions {
+        for (adapter, declared) in &f.declared {
+            if !seen.insert(adapter.clone()) {
+                continue;
+            }
+            let Some(called) = code.scan.types.get(adapter) else {
+                problems.push(format!(
+                    "{adapter} (declared by {}) makes no AWS SDK call in shared/adapters/src",
+                    f.crate_name
+                ));
+                continue;
+            };
+            for op in called.difference(declared) {
+                problems.push(format!(
+                    "{adapter} calls {op}, but its OPERATIONS does not list it: add it there (and to the IAM policy of every \
+                     function using {adapter})"
+                ));
+            }
+            for op in declared.difference(called) {
+                problems.push(format!("{adapter}::OPERATIONS lists {op}, but no method of {adapter} calls it: remove it"));
+            }
+        }
+    }
+    problems
+}
+
+/// Each function crate uses exactly the adapters its operations.rs declares, and calls no SDK
+/// client itself.
+fn check_function_sources(code: &Code) -> Vec<String> {
+    let mut problems = Vec::new();
+    let adapters: BTreeSet<&String> = code
+        .scan
+        .types
+        .keys()
+        .chain(code.scan.free_fns.keys())
+        .collect();
+    for f in &code.functions {
+        let used: BTreeSet<String> = adapters
+            .iter()
+            .filter(|a| f.files.iter().any(|m| source::has_word(&m.code, a)))
+            .map(|a| (*a).clone())
+            .collect();
+        let declared: BTreeSet<String> = f.declared.keys().cloned().collect();
+        for a in used.difference(&declared) {
+            problems.push(format!(
+                "{} uses {a}, which calls AWS, but its operations.rs does not declare it: add adapter!({a}) to ADAPTERS",
+                f.crate_name
+            ));
+        }
+        for a in declared.difference(&used) {
+            problems.push(format!(
+                "{}'s operations.rs declares {a}, but the crate never uses it: remove it (its permissions would be unused)",
+                f.crate_name
+            ));
+        }
+        for m in &f.files {
+            for needle in [".send()", "aws_sdk_"] {
+                if m.code.contains(needle) {
+                    problems.push(format!(
+                        "{} contains `{needle}`: functions call AWS only through adapters (shared/adapters), so that \
+                         operations.rs stays the whole list",
+                        m.path.display()
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Environment variables the function's code reads, without those the Lambda runtime sets.
+fn code_env(code: &Code, f: &CodeFunction) -> BTreeSet<String> {
+    let mut vars = source::env_vars(&f.files);
+    let reads_adapter_env = f.files.iter().any(|m| {
+        source::has_word(&m.code, "FunctionEnv") || source::has_word(&m.code, "AwsSettings")
+    });
+    if reads_adapter_env {
+        vars.extend(source::env_vars(&code.adapter_files));
+    }
+    vars.retain(|v| !v.starts_with("AWS_") && !v.starts_with('_'));
+    vars
+}
+
+// ------------------------------------------------------------------------------------------------
+// The template's side
+// ------------------------------------------------------------------------------------------------
+
+fn load_template() -> Template {
+    let text =
+        std::fs::read_to_string(root().join("infra/template.yaml")).expect("infra/template.yaml");
+    Template::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Function crates <-> function resources, environment, and each role's actions.
+fn check_template(code: &Code, t: &Template) -> Vec<String> {
+    let mut problems = Vec::new();
+    let resources = t.functions();
+    for f in &code.functions {
+        let matching: Vec<_> = resources
+            .iter()
+            .filter(|r| r.binary.as_deref() == Some(&f.binary))
+            .collect();
+        let r = match matching.as_slice() {
+            [one] => *one,
+            [] => {
+                problems.push(format!(
+                    "function crate {} (binary {}) has no AWS::Serverless::Function with Metadata.BuildProperties.Binary: {}",
+                    f.crate_name, f.binary, f.binary
+                ));
+                continue;
+            }
+            _ => {
+                problems.push(format!(
+                    "binary {} is built by several function resources",
+                    f.binary
+                ));
+                continue;
+            }
+        };
+        let id = &r.logical_id;
+
+        // Environment.
+        let reads = code_env(code, f);
+        for v in reads.difference(&r.env) {
+            problems.push(format!(
+                "{} reads {v}, but {id} does not set it",
+                f.crate_name
+            ));
+        }
+        for v in r.env.difference(&reads) {
+            problems.push(format!(
+                "{id} sets {v}, but {} never reads it",
+                f.crate_name
+            ));
+        }
+
+        // The role: its own, inline policies only.
+        let Some(role) = r.role.clone() else {
+            problems.push(format!(
+                "{id} has no `Role: !GetAtt <role>.Arn`: give each function its own role"
+            ));
+            continue;
+        };
+        if t.resource_type(&role) != Some("AWS::IAM::Role") {
+            problems.push(format!(
+                "{id}'s role {role} is not an AWS::IAM::Role of this template"
+            ));
+            continue;
+        }
+        let sharing: Vec<String> = resources
+            .iter()
+            .filter(|o| o.logical_id != *id && o.role.as_deref() == Some(role.as_str()))
+            .map(|o| o.logical_id.clone())
+            .collect();
+        if !sharing.is_empty() {
+            problems.push(format!(
+                "{id} shares its role {role} with {sharing:?}: each function gets its own"
+            ));
+        }
+        for arn in t.managed_policies(&role) {
+            problems.push(format!("{role} attaches the managed policy {arn}: use inline statements that can be checked"));
+        }
+        let statements: Vec<_> = t
+            .statements()
+            .into_iter()
+            .filter(|s| s.resource == role)
+            .collect();
+        let allowed: BTreeSet<String> = statements
+            .iter()
+            .filter(|s| s.effect == "Allow")
+            .flat_map(|s| s.actions.iter().cloned())
+            .collect();
+        let code_ops = f.operations();
+        let registers = code_ops.contains(REGISTER);
+        let mut expected = code_ops.clone();
+        expected.extend(PLATFORM.iter().map(|s| (*s).to_owned()));
+        if registers {
+            expected.extend(AAS_CALLER.iter().map(|s| (*s).to_owned()));
+        }
+        for op in expected.difference(&allowed) {
+            let why = if code_ops.contains(op) {
+                "its code calls it"
+            } else if PLATFORM.contains(&op.as_str()) {
+                "Lambda needs it for logs and the failure destination"
+            } else {
+                "Application Auto Scaling requires it of a RegisterScalableTarget caller"
+            };
+            problems.push(format!("{id}: {role} does not allow {op} ({why})"));
+        }
+        for op in allowed.difference(&expected) {
+            problems.push(format!(
+                "{id}: {role} allows {op}, which {} never calls",
+                f.crate_name
+            ));
+        }
+        // Listed apart: the extras sit in their own policies.
+        for s in statements.iter().filter(|s| s.effect == "Allow") {
+            for a in &s.actions {
+                let in_code = code_ops.contains(a);
+                if !in_code
+                    && registers
+                    && AAS_CALLER.contains(&a.as_str())
+                    && s.policy != AAS_CALLER_POLICY
+                {
+                    problems.push(format!(
+                        "{role}: {a} belongs in the policy {AAS_CALLER_POLICY}, not {}",
+                        s.policy
+                    ));
+                }
+                if !in_code && PLATFORM.contains(&a.as_str()) && s.policy != PLATFORM_POLICY {
+                    problems.push(format!(
+                        "{role}: {a} belongs in the policy {PLATFORM_POLICY}, not {}",
+                        s.policy
+                    ));
+                }
+            }
+        }
+    }
+    for r in &resources {
+        if !code
+            .functions
+            .iter()
+            .any(|f| r.binary.as_deref() == Some(f.binary.as_str()))
+        {
+            problems.push(format!(
+                "{} builds {:?}, which no crate under functions/ produces",
+                r.logical_id,
+                r.binary
+                    .as_deref()
+                    .unwrap_or("(no Metadata.BuildProperties.Binary)")
+            ));
+        }
+    }
+    problems
+}
+
+fn is_star(v: &serde_yaml::Value) -> bool {
+    v.as_str() == Some("*")
+}
+
+/// The text of a `!Sub` string (or a plain string).
+fn sub_text(v: &serde_yaml::Value) -> Option<String> {
+    match intrinsic(v, "Sub") {
+        Some(serde_yaml::Value::String(s)) => Some(s.clone()),
+        Some(serde_yaml::Value::Sequence(parts)) => {
+            parts.first().and_then(|p| p.as_str()).map(str::to_owned)
+        }
+        Some(_) => None,
+        None => v.as_str().map(str::to_owned),
+    }
+}
+
+/// IAM hygiene over every policy statement in the template.
+fn check_iam_hygiene(t: &Template) -> Vec<String> {
+    let mut problems = Vec::new();
+    for s in t.statements() {
+        let at = format!("{} (policy {})", s.resource, s.policy);
+        for a in &s.actions {
+            if a.contains('*') {
+                problems.push(format!("{at}: wildcard action {a}"));
+            }
+        }
+        if s.effect != "Allow" {
+            continue;
+        }
+        if s.resources.iter().any(is_star) {
+            for a in s
+                .actions
+                .iter()
+                .filter(|a| !NO_RESOURCE_LEVEL.contains(&a.as_str()))
+            {
+                problems.push(format!(
+                    "{at}: {a} on Resource \"*\", but it supports resource-level permissions"
+                ));
+            }
+        }
+        for a in &s.actions {
+            if a.starts_with("dynamodb:") {
+                let on_table = s.resources.iter().all(|r| {
+                    template::get_att_resource(r)
+                        .is_some_and(|id| t.resource_type(&id) == Some("AWS::DynamoDB::Table"))
+                });
+                if !on_table || s.resources.is_empty() {
+                    problems.push(format!(
+                        "{at}: {a} must be allowed on the state table's ARN (!GetAtt) only"
+                    ));
+                }
+            }
+            if a.starts_with("sagemaker:") {
+                let narrowed = s.resources.iter().all(|r| {
+                    sub_text(r).is_some_and(|text| {
+                        SAGEMAKER_PREFIX_PARAMS.iter().any(|p| text.contains(p))
+                    })
+                });
+                if !narrowed || s.resources.is_empty() {
+                    problems.push(format!("{at}: {a} must be allowed only on ARNs narrowed by a name-prefix parameter"));
+                }
+            }
+            if a == "iam:CreateServiceLinkedRole" {
+                let condition = s
+                    .condition
+                    .as_ref()
+                    .map(|c| serde_yaml::to_string(c).unwrap_or_default())
+                    .unwrap_or_default();
+                let resource_ok = s.resources.iter().all(|r| {
+                    sub_text(r).is_some_and(|text| {
+                        text.contains(&format!("aws-service-role/{AAS_SAGEMAKER_SERVICE}/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"))
+                    })
+                });
+                if !condition.contains("iam:AWSServiceName")
+                    || !condition.contains(AAS_SAGEMAKER_SERVICE)
+                    || !resource_ok
+                {
+                    problems.push(format!(
+                        "{at}: iam:CreateServiceLinkedRole must be limited to {AAS_SAGEMAKER_SERVICE} (its role ARN and an \
+                         iam:AWSServiceName condition)"
+                    ));
+                }
+            }
+        }
+    }
+    // `Resource: "*"` must carry its reason in a comment right above (or on the same line).
+    let lines: Vec<&str> = t.text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let code_part = line.split(" #").next().unwrap_or(line).trim();
+        let star = ["Resource: \"*\"", "Resource: '*'", "Resource: *"]
+            .iter()
+            .any(|p| code_part == *p);
+        if !star {
+            continue;
+        }
+        let commented_here = line.contains(" #");
+        let commented_above = i > 0 && lines[i - 1].trim_start().starts_with('#');
+        if !commented_here && !commented_above {
+            problems.push(format!(
+                "infra/template.yaml line {}: Resource \"*\" without a comment saying why nothing narrower is possible",
+                i + 1
+            ));
+        }
+    }
+    problems
+}
+
+/// Every event kind reaches its function, and the fixtures match the rules.
+fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let functions = t.functions();
+    // Prefix parameters set to "" match any name, so the fixtures test the rest of each pattern:
+    // source, detail-type and the fields the filters read.
+    let mut params = BTreeMap::new();
+    for p in [
+        "AlarmNamePrefix",
+        "EndpointNamePrefix",
+        "EndpointConfigNamePrefix",
+        "ModelNamePrefix",
+    ] {
+        params.insert(p.to_owned(), String::new());
+    }
+    let resolver = Resolver {
+        template: t,
+        params,
+    };
+    // binary -> patterns of its EventBridge rules; a SAM Schedule is a rule on scheduled events.
+    let mut rules: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    for f in &functions {
+        let Some(binary) = f.binary.clone() else {
+            continue;
+        };
+        for e in &f.events {
+            let pattern = match e.kind.as_str() {
+                "EventBridgeRule" => match e.properties.get("Pattern").map(|p| resolver.resolve(p))
+                {
+                    Some(Ok(p)) => match template::to_json(&p) {
+                        Ok(j) => j,
+                        Err(err) => {
+                            problems.push(format!("{}.{}: {err}", f.logical_id, e.name));
+                            continue;
+                        }
+                    },
+                    Some(Err(err)) => {
+                        problems.push(format!("{}.{}: {err}", f.logical_id, e.name));
+                        continue;
+                    }
+                    None => {
+                        problems.push(format!(
+                            "{}.{}: an EventBridgeRule without a Pattern",
+                            f.logical_id, e.name
+                        ));
+                        continue;
+                    }
+                },
+                "Schedule" => {
+                    let schedule = e
+                        .properties
+                        .get("Schedule")
+                        .and_then(|s| s.as_str())
+                        .unwrap_or_default();
+                    if binary == "headroom-tick" && schedule != "rate(1 minute)" {
+                        problems.push(format!(
+                            "{}.{}: the tick must run every minute, not {schedule:?}",
+                            f.logical_id, e.name
+                        ));
+                    }
+                    serde_json::json!({ "source": ["aws.events"], "detail-type": [headroom_events::schedule::SCHEDULED_DETAIL_TYPE] })
+                }
+                other => {
+                    problems.push(format!(
+                        "{}.{}: event type {other} is not checked here",
+                        f.logical_id, e.name
+                    ));
+                    continue;
+                }
+            };
+            rules.entry(binary.clone()).or_default().push(pattern);
+        }
+    }
+    let detail_types = |binary: &str| -> BTreeSet<String> {
+        rules
+            .get(binary)
+            .into_iter()
+            .flatten()
+            .flat_map(|p| {
+                p.get("detail-type")
+                    .and_then(|d| d.as_array())
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|d| d.as_str().map(str::to_owned))
+            .collect()
+    };
+    for (detail_type, binary) in routes() {
+        for (other, _) in rules.iter() {
+            let has = detail_types(other).contains(detail_type);
+            if other == binary && !has {
+                problems.push(format!("no rule sends {detail_type:?} events to {binary}"));
+            }
+            if other != binary && has {
+                problems.push(format!(
+                    "{detail_type:?} events go to {other}, but {binary} handles them"
+                ));
+            }
+        }
+        if !rules.contains_key(binary) {
+            problems.push(format!(
+                "{binary} has no event source at all (it handles {detail_type:?})"
+            ));
+        }
+    }
+    for (path, event) in fixtures {
+        let Some(detail_type) = event.get("detail-type").and_then(|d| d.as_str()) else {
+            continue;
+        };
+        // EventBridge Scheduler delivers to its target directly, through no rule.
+        if event.get("source").and_then(|s| s.as_str()) == Some("aws.scheduler") {
+            continue;
+        }
+        let Some((_, binary)) = routes().into_iter().find(|(d, _)| *d == detail_type) else {
+            continue;
+        };
+        let mut matched = Vec::new();
+        for (b, patterns) in &rules {
+            for p in patterns {
+                match pattern_matches(p, event) {
+                    Ok(true) => matched.push(b.clone()),
+                    Ok(false) => {}
+                    Err(e) => {
+                        problems.push(format!("{b}: a rule pattern headroom cannot evaluate: {e}"))
+                    }
+                }
+            }
+        }
+        matched.dedup();
+        if matched != [binary.to_owned()] {
+            problems.push(format!(
+                "fixture {} ({detail_type}) reaches {matched:?}, but {binary} should get it (exactly once)",
+                path.strip_prefix(root()).unwrap_or(path).display()
+            ));
+        }
+    }
+    // Direct CloudWatch alarm actions: a resource policy for the alarm service, scoped to this
+    // account and to alarms named with the prefix.
+    let alarm_fn = functions
+        .iter()
+        .find(|f| f.binary.as_deref() == Some("headroom-alarm"))
+        .map(|f| f.logical_id.clone());
+    let permitted = t.resources().into_iter().any(|(_, r)| {
+        let p = r.get("Properties");
+        r.get("Type").and_then(|v| v.as_str()) == Some("AWS::Lambda::Permission")
+            && p.and_then(|p| p.get("Principal")).and_then(|v| v.as_str())
+                == Some("lambda.alarms.cloudwatch.amazonaws.com")
+            && p.and_then(|p| p.get("FunctionName"))
+                .and_then(template::get_att_resource)
+                == alarm_fn
+            && p.and_then(|p| p.get("SourceAccount")).is_some()
+            && p.and_then(|p| p.get("SourceArn"))
+                .and_then(sub_text)
+                .is_some_and(|a| a.contains(":alarm:${AlarmNamePrefix}"))
+    });
+    if !permitted {
+        problems.push(
+            "no AWS::Lambda::Permission lets lambda.alarms.cloudwatch.amazonaws.com invoke the alarm function with \
+             SourceAccount and a SourceArn of alarms named ${AlarmNamePrefix}*"
+                .to_owned(),
+        );
+    }
+    problems
+}
+
+/// Every JSON file under events/.
+fn fixtures() -> Vec<(PathBuf, serde_json::Value)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root().join("events")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                if let Ok(v) =
+                    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_default())
+                {
+                    out.push((p, v));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn all_problems(code: &Code, t: &Template) -> Vec<String> {
+    let mut p = check_adapters(code);
+    p.extend(check_function_sources(code));
+    p.extend(check_template(code, t));
+    p.extend(check_iam_hygiene(t));
+    p.extend(check_events(t, &fixtures()));
+    p
+}
+
+fn report(problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("  - {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// ------------------------------------------------------------------------------------------------
+// The tests
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn template_and_code_agree() {
+    let code = load_code();
+    let t = load_template();
+    let problems = all_problems(&code, &t);
+    let scanned = code
+        .scan
+        .types
+        .iter()
+        .map(|(ty, ops)| {
+            format!(
+                "  {ty}: {}",
+                ops.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        problems.is_empty(),
+        "infra/template.yaml and the code disagree:\n{}\n\nAWS operations found in each adapter's source:\n{scanned}",
+        report(&problems)
+    );
+    // And the check saw what it should: three functions, each with AWS operations.
+    assert_eq!(
+        code.functions.len(),
+        3,
+        "{:?}",
+        code.functions
+            .iter()
+            .map(|f| &f.crate_name)
+            .collect::<Vec<_>>()
+    );
+    for f in &code.functions {
+        assert!(
+            f.operations().iter().any(|o| o.starts_with("dynamodb:")),
+            "{} declares no DynamoDB operation",
+            f.crate_name
+        );
+    }
+}
+
+#[test]
+fn the_adapter_scan_finds_the_sdk_calls() {
+    // GIVEN the adapters crate as it is
+    let code = load_code();
+    // THEN the scan attributes the AAS calls to the AAS adapter and keeps the table-creation
+    // helper (CLI only) apart from the adapters the functions build.
+    let aas = &code.scan.types["AasScalingTargets"];
+    assert!(
+        aas.contains("application-autoscaling:DescribeScalableTargets"),
+        "{aas:?}"
+    );
+    assert!(aas.contains(REGISTER), "{aas:?}");
+    assert!(code
+        .scan
+        .free_fns
+        .get("create_table")
+        .is_some_and(|ops| ops.contains("dynamodb:CreateTable")));
+    assert!(!code.scan.types["DynamoStateStore"].contains("dynamodb:CreateTable"));
+}
+
+// --- Negative cases: each doctored copy must fail, naming what is wrong. ----------------------
+
+/// The template with `edit` applied to its parsed document.
+fn doctored(edit: impl FnOnce(&mut serde_yaml::Value)) -> Template {
+    let mut t = load_template();
+    edit(&mut t.doc);
+    t
+}
+
+/// The template text with `from` replaced by `to` (which must occur).
+fn doctored_text(from: &str, to: &str) -> Template {
+    let t = load_template();
+    assert!(
+        t.text.contains(from),
+        "the template no longer contains {from:?}: update this test"
+    );
+    Template::parse(&t.text.replacen(from, to, 1)).expect("doctored template parses")
+}
+
+fn role_actions<'a>(
+    doc: &'a mut serde_yaml::Value,
+    role: &str,
+    policy: &str,
+) -> &'a mut Vec<serde_yaml::Value> {
+    let policies = doc["Resources"][role]["Properties"]["Policies"]
+        .as_sequence_mut()
+        .expect("policies");
+    let p = policies
+        .iter_mut()
+        .find(|p| p["PolicyName"].as_str() == Some(policy))
+        .expect("policy");
+    let statements = p["PolicyDocument"]["Statement"]
+        .as_sequence_mut()
+        .expect("statements");
+    let s = statements
+        .iter_mut()
+        .find(|s| s["Action"].is_sequence())
+        .expect("a statement with a list of actions");
+    s["Action"].as_sequence_mut().expect("actions")
+}
+
+fn tick_role(t: &Template) -> String {
+    t.functions()
+        .into_iter()
+        .find(|f| f.binary.as_deref() == Some("headroom-tick"))
+        .and_then(|f| f.role)
+        .expect("tick role")
+}
+
+fn assert_fails(problems: &[String], needles: &[&str]) {
+    assert!(
+        problems
+            .iter()
+            .any(|p| needles.iter().all(|n| p.contains(n))),
+        "expected a problem mentioning {needles:?}, got:\n{}",
+        report(problems)
+    );
+}
+
+#[test]
+fn a_missing_permission_fails() {
+    let code = load_code();
+    let role = tick_role(&load_template());
+    let t = doctored(|doc| {
+        role_actions(doc, &role, "code").retain(|a| a.as_str() != Some("dynamodb:Query"))
+    });
+    assert_fails(
+        &check_template(&code, &t),
+        &["does not allow dynamodb:Query", "its code calls it"],
+    );
+}
+
+#[test]
+fn a_permission_the_code_never_uses_fails() {
+    let code = load_code();
+    let role = tick_role(&load_template());
+    let t =
+        doctored(|doc| role_actions(doc, &role, "code").push("sagemaker:DeleteEndpoint".into()));
+    assert_fails(
+        &check_template(&code, &t),
+        &["allows sagemaker:DeleteEndpoint", "never calls"],
+    );
+}
+
+#[test]
+fn a_missing_caller_requirement_fails_for_a_function_that_registers() {
+    let code = load_code();
+    let role = tick_role(&load_template());
+    let t = doctored(|doc| {
+        let policies = doc["Resources"][role.as_str()]["Properties"]["Policies"]
+            .as_sequence_mut()
+            .expect("policies");
+        policies.retain(|p| p["PolicyName"].as_str() != Some(AAS_CALLER_POLICY));
+    });
+    assert_fails(
+        &check_template(&code, &t),
+        &[
+            "iam:CreateServiceLinkedRole",
+            "RegisterScalableTarget caller",
+        ],
+    );
+}
+
+#[test]
+fn an_unset_environment_variable_fails() {
+    let code = load_code();
+    let t = doctored(|doc| {
+        doc["Globals"]["Function"]["Environment"]["Variables"]
+            .as_mapping_mut()
+            .expect("global variables")
+            .remove("HEADROOM_TABLE");
+    });
+    assert_fails(
+        &check_template(&code, &t),
+        &["reads HEADROOM_TABLE", "does not set it"],
+    );
+}
+
+#[test]
+fn a_stale_environment_variable_fails() {
+    let code = load_code();
+    let t = doctored(|doc| {
+        doc["Globals"]["Function"]["Environment"]["Variables"]
+            .as_mapping_mut()
+            .expect("global variables")
+            .insert("HEADROOM_FORGOTTEN".into(), "1".into());
+    });
+    assert_fails(
+        &check_template(&code, &t),
+        &["sets HEADROOM_FORGOTTEN", "never reads it"],
+    );
+}
+
+#[test]
+fn a_function_without_a_crate_and_a_crate_without_a_function_fail() {
+    let code = load_code();
+    let t = doctored_text("Binary: headroom-tick", "Binary: headroom-tock");
+    let problems = check_template(&code, &t);
+    assert_fails(
+        &problems,
+        &["headroom-tick", "has no AWS::Serverless::Function"],
+    );
+    assert_fails(&problems, &["headroom-tock", "no crate under functions/"]);
+}
+
+#[test]
+fn a_wildcard_action_fails() {
+    let role = tick_role(&load_template());
+    let t = doctored(|doc| role_actions(doc, &role, "code").push("dynamodb:*".into()));
+    assert_fails(&check_iam_hygiene(&t), &["wildcard action dynamodb:*"]);
+}
+
+#[test]
+fn resource_star_without_its_reason_fails() {
+    let t = load_template();
+    let line = t
+        .text
+        .lines()
+        .position(|l| l.trim() == "Resource: \"*\"")
+        .expect("a Resource \"*\" line");
+    let lines: Vec<&str> = t.text.lines().collect();
+    // Drop the comment block above the first `Resource: "*"`.
+    let mut start = line;
+    while start > 0 && lines[start - 1].trim_start().starts_with('#') {
+        start -= 1;
+    }
+    assert!(
+        start < line,
+        "the first Resource \"*\" has no comment to remove"
+    );
+    let text = [&lines[..start], &lines[line..]].concat().join("\n");
+    let problems = check_iam_hygiene(&Template::parse(&text).expect("parses"));
+    assert_fails(&problems, &["Resource \"*\" without a comment"]);
+}
+
+#[test]
+fn register_on_star_fails() {
+    let role = tick_role(&load_template());
+    let t = doctored(|doc| {
+        let policies = doc["Resources"][role.as_str()]["Properties"]["Policies"]
+            .as_sequence_mut()
+            .expect("policies");
+        for p in policies.iter_mut() {
+            for s in p["PolicyDocument"]["Statement"]
+                .as_sequence_mut()
+                .expect("statements")
+                .iter_mut()
+            {
+                if s["Action"].as_str() == Some(REGISTER) {
+                    s["Resource"] = "*".into();
+                }
+            }
+        }
+    });
+    assert_fails(&check_iam_hygiene(&t), &[REGISTER, "Resource \"*\""]);
+}
+
+#[test]
+fn an_sdk_call_missing_from_operations_fails() {
+    // GIVEN the DynamoDB adapter with one more SDK call than its OPERATIONS lists
+    let mut code = load_code();
+    let path = root().join("shared/adapters/src/dynamo.rs");
+    let text = std::fs::read_to_string(&path).expect("dynamo.rs");
+    let anchor = "impl DynamoStateStore {";
+    assert!(text.contains(anchor), "dynamo.rs changed: update this test");
+    let doctored = text.replacen(
+        anchor,
+        &format!("{anchor}\n    async fn forget(&self) {{ let _ = self.client.delete_item().send().await; }}\n"),
+        1,
+    );
+    let sdk = source::sdk_operations(&root());
+    for m in code.adapter_files.iter_mut() {
+        if m.path == path {
+            *m = Masked::from_text(&path, &doctored);
+        }
+    }
+    code.scan = source::scan_adapters(&code.adapter_files, &sdk);
+    // THEN the check names the operation and the adapter
+    assert_fails(
+        &check_adapters(&code),
+        &["DynamoStateStore calls dynamodb:DeleteItem"],
+    );
+}
+
+#[test]
+fn an_undeclared_adapter_or_a_direct_sdk_call_in_a_function_fails() {
+    let mut code = load_code();
+    let tick = code
+        .functions
+        .iter_mut()
+        .find(|f| f.crate_name == "headroom-tick")
+        .expect("tick");
+    let extra = Masked::from_text(
+        Path::new("functions/tick/src/extra.rs"),
+        "fn sneak(c: &aws_sdk_sagemaker::Client) { let _ = c.delete_endpoint().send(); }\nfn also(s: &DynamoStateStore) {}\n",
+    );
+    tick.files.push(extra);
+    tick.declared.remove("DynamoStateStore");
+    let problems = check_function_sources(&code);
+    assert_fails(
+        &problems,
+        &["headroom-tick uses DynamoStateStore", "does not declare it"],
+    );
+    assert_fails(&problems, &["extra.rs contains `.send()`"]);
+}
+
+#[test]
+fn a_rule_with_a_wrong_detail_type_fails() {
+    let t = doctored_text(
+        "detail-type: [CloudWatch Alarm State Change]",
+        "detail-type: [CloudWatch Alarm Status Change]",
+    );
+    assert_fails(
+        &check_events(&t, &fixtures()),
+        &["no rule sends \"CloudWatch Alarm State Change\" events to headroom-alarm"],
+    );
+}
+
+#[test]
+fn a_fixture_the_rules_do_not_match_fails() {
+    // An alarm named outside the prefix is not routed: with the prefix set, it reaches nothing.
+    let t = load_template();
+    let event = serde_json::json!({
+        "source": "aws.cloudwatch",
+        "detail-type": headroom_events::alarm::DETAIL_TYPE,
+        "detail": { "state": { "value": "ALARM" } }
+    });
+    let problems = check_events(&t, &[(root().join("events/doctored.json"), event)]);
+    assert_fails(
+        &problems,
+        &[
+            "fixture events/doctored.json",
+            "headroom-alarm should get it",
+        ],
+    );
+}
