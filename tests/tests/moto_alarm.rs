@@ -1,0 +1,418 @@
+//! The alarm function end to end against moto (AAS, DynamoDB and SageMaker over HTTP), driven by
+//! the alarm fixtures in events/alarms: a burst guard applied at once and released by the tick,
+//! a duplicate delivery through the other envelope, an alarm the plan does not name, and a wake
+//! from zero with its latency measured by the tick's capacity check.
+//!
+//! moto runs nothing by itself (no alarms, no scaling): the tests inject the cause (the alarm
+//! event, UpdateEndpointWeightsAndCapacities for capacity arriving) and check the effect.
+
+use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
+use aws_sdk_sagemaker::types::DesiredWeightAndCapacity;
+use chrono::{DateTime, Duration, Utc};
+use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore, SageMakerCapacity};
+use headroom_alarm::handle;
+use headroom_core::ids::ScalableTargetId;
+use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
+use headroom_core::wake::check_pending_wakes;
+use headroom_core::{parse_plan, ClaimSource, Suspended};
+use headroom_tests::{create_endpoint, sdk_config, unique, CallCounter};
+
+const BURST_ALARM: &str = include_str!("../../events/alarms/eventbridge-burst-alarm.json");
+const BURST_ALARM_DIRECT: &str = include_str!("../../events/alarms/direct-action-burst-alarm.json");
+const BURST_OK: &str = include_str!("../../events/alarms/eventbridge-burst-ok.json");
+const UNKNOWN: &str = include_str!("../../events/alarms/eventbridge-unknown-alarm.json");
+const BACKLOG_ALARM: &str = include_str!("../../events/alarms/eventbridge-backlog-alarm.json");
+const BACKLOG_OK: &str = include_str!("../../events/alarms/direct-action-backlog-ok.json");
+const TICK: &str = include_str!("../../events/schedule/tick-rule.json");
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).expect("fixtures are JSON")
+}
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().expect("valid time")
+}
+
+/// One test's world in moto: its own endpoint, AAS target, table and stored plan, with every
+/// client counting its calls.
+struct World {
+    id: ScalableTargetId,
+    endpoint: String,
+    aas: AasScalingTargets,
+    store: DynamoStateStore,
+    capacity: SageMakerCapacity,
+    sagemaker: aws_sdk_sagemaker::Client,
+    counter: CallCounter,
+    plan_text: String,
+}
+
+impl World {
+    /// An endpoint with `instances` instances, its variant registered at `min..max`, and a plan
+    /// built by `plan(resource_id)`.
+    async fn new(
+        prefix: &str,
+        instances: i32,
+        min: u32,
+        max: u32,
+        plan: impl Fn(&str) -> String,
+    ) -> Self {
+        let config = sdk_config().await;
+        let counter = CallCounter::default();
+        let aas_client = aws_sdk_applicationautoscaling::Client::from_conf(
+            aws_sdk_applicationautoscaling::config::Builder::from(&config)
+                .interceptor(counter.clone())
+                .build(),
+        );
+        let dynamo = aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&config)
+                .interceptor(counter.clone())
+                .build(),
+        );
+        let sagemaker = aws_sdk_sagemaker::Client::from_conf(
+            aws_sdk_sagemaker::config::Builder::from(&config)
+                .interceptor(counter.clone())
+                .build(),
+        );
+        let endpoint = unique(prefix);
+        create_endpoint(&sagemaker, &endpoint, instances.max(1))
+            .await
+            .expect("create the endpoint in moto");
+        let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("valid id");
+        let aas = AasScalingTargets::new(aas_client);
+        aas.register(&id, min, max, Suspended::default())
+            .await
+            .expect("register the target");
+        let plan_text = plan(&id.to_string());
+        parse_plan("moto-alarm.toml", &plan_text).expect("the test plan is valid");
+        let table = unique("headroom");
+        create_table(&dynamo, &table)
+            .await
+            .expect("create the table");
+        let store = DynamoStateStore::new(dynamo, table);
+        let stored = StoredPlan {
+            version: 0,
+            text: plan_text.clone(),
+            source_name: "moto-alarm.toml".into(),
+            applied_at: t("2026-03-14T00:00:00Z"),
+        };
+        assert_eq!(
+            store.save_plan(&stored, 0).await.expect("store the plan"),
+            SaveOutcome::Saved
+        );
+        let world = Self {
+            id,
+            endpoint,
+            aas,
+            store,
+            capacity: SageMakerCapacity::new(sagemaker.clone()),
+            sagemaker,
+            counter,
+            plan_text,
+        };
+        if instances == 0 {
+            world.set_instances(0).await;
+        }
+        world.counter.reset();
+        world
+    }
+
+    /// What moto's AAS holds for the target: (min, max, dynamic scale-in suspended).
+    async fn aas_bounds(&self) -> (i32, i32, bool) {
+        let out = self
+            .aas
+            .client()
+            .describe_scalable_targets()
+            .service_namespace(ServiceNamespace::Sagemaker)
+            .resource_ids(self.id.resource_id())
+            .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
+            .send()
+            .await
+            .expect("raw describe");
+        let target = &out.scalable_targets()[0];
+        let suspended = target
+            .suspended_state()
+            .and_then(|s| s.dynamic_scaling_in_suspended())
+            .unwrap_or(false);
+        (target.min_capacity(), target.max_capacity(), suspended)
+    }
+
+    /// Capacity changing outside headroom (AAS scaling out, instances arriving): moto sets the
+    /// current count to the desired one at once.
+    async fn set_instances(&self, n: i32) {
+        self.sagemaker
+            .update_endpoint_weights_and_capacities()
+            .endpoint_name(&self.endpoint)
+            .desired_weights_and_capacities(
+                DesiredWeightAndCapacity::builder()
+                    .variant_name("AllTraffic")
+                    .desired_instance_count(n)
+                    .build(),
+            )
+            .send()
+            .await
+            .expect("update the instance count in moto");
+    }
+}
+
+fn guard_plan(resource_id: &str) -> String {
+    format!(
+        r#"
+version = 1
+[[target]]
+resource_id = "{resource_id}"
+min_capacity = 1
+max_capacity = 8
+  [target.guard]
+  alarms = ["headroom-chat-prod-burst"]
+  hold = "20m"
+  max_duration = "6h"
+  suspend_scale_in = true
+  step_down = {{ step = "10m", keep_percent = 50 }}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
+    // GIVEN a variant AAS has scaled out to 5 during a burst, bounds 1..8
+    let w = World::new("guard", 5, 1, 8, guard_plan).await;
+    let alarm_at = t("2026-03-14T09:42:31.412Z");
+
+    // WHEN the burst alarm's ALARM arrives through EventBridge
+    let report = handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(BURST_ALARM),
+        alarm_at + Duration::seconds(20),
+    )
+    .await
+    .expect("handled");
+
+    // THEN AAS holds 5 as its minimum with dynamic scale-in suspended, set by one call
+    assert_eq!(report.targets.len(), 1, "{report:?}");
+    assert_eq!(w.aas_bounds().await, (5, 8, true));
+    assert_eq!(
+        w.counter.get("RegisterScalableTarget"),
+        1,
+        "{:?}",
+        w.counter.snapshot()
+    );
+    assert_eq!(
+        w.counter.get("DescribeEndpoint"),
+        1,
+        "the desired count is read once"
+    );
+
+    // WHEN the same transition arrives again through the direct alarm action
+    w.counter.reset();
+    let again = handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(BURST_ALARM_DIRECT),
+        alarm_at + Duration::seconds(40),
+    )
+    .await
+    .expect("handled");
+    // THEN nothing changes in AWS
+    assert!(
+        again.targets[0]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("duplicate transition")),
+        "{again:?}"
+    );
+    assert_eq!(
+        w.counter.get("RegisterScalableTarget"),
+        0,
+        "{:?}",
+        w.counter.snapshot()
+    );
+
+    // WHEN the burst clears (OK at 10:17:31) THEN the floor holds for the 20 min hold
+    let ok_at = t("2026-03-14T10:17:31.887Z");
+    handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(BURST_OK),
+        ok_at + Duration::seconds(5),
+    )
+    .await
+    .expect("handled");
+    assert_eq!(w.aas_bounds().await, (5, 8, true));
+    let state = w
+        .store
+        .load_states(std::slice::from_ref(&w.id))
+        .await
+        .expect("state");
+    let guard = state[0]
+        .1
+        .claim(&ClaimSource::Guard)
+        .expect("guard claim")
+        .clone();
+    assert_eq!(guard.full_until, ok_at + Duration::minutes(20));
+
+    // AND the tick releases it on time: halved every 10 minutes after the hold, then the base.
+    // (minutes after the OK, expected min, scale-in suspended)
+    let steps = [
+        (10, 5, true),
+        (21, 2, false),
+        (31, 1, false),
+        (45, 1, false),
+    ];
+    for (minutes, min, suspended) in steps {
+        headroom_tick::handle(
+            &w.aas,
+            &w.store,
+            &json(TICK),
+            ok_at + Duration::minutes(minutes),
+        )
+        .await
+        .expect("tick");
+        assert_eq!(
+            w.aas_bounds().await,
+            (min, 8, suspended),
+            "{minutes} min after the OK"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_alarm_the_plan_does_not_name_makes_no_aws_change() {
+    let w = World::new("unknown", 2, 1, 8, guard_plan).await;
+    let report = handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(UNKNOWN),
+        t("2026-03-14T09:50:30Z"),
+    )
+    .await
+    .expect("handled");
+    assert!(report.not_ours);
+    let calls = w.counter.snapshot();
+    for mutation in [
+        "RegisterScalableTarget",
+        "PutItem",
+        "TransactWriteItems",
+        "UpdateItem",
+    ] {
+        assert_eq!(calls.get(mutation), None, "{mutation} in {calls:?}");
+    }
+    assert_eq!(calls.get("DescribeEndpoint"), None, "{calls:?}");
+    assert_eq!(w.aas_bounds().await, (1, 8, false));
+}
+
+fn wake_plan(resource_id: &str) -> String {
+    format!(
+        r#"
+version = 1
+[[target]]
+resource_id = "{resource_id}"
+min_capacity = 0
+max_capacity = 4
+  [target.wake]
+  alarms = ["arn:aws:cloudwatch:us-east-1:123456789012:alarm:headroom-summarize-async-backlog"]
+  capacity = 1
+  quiet_period = "15m"
+  max_duration = "2h"
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_latency() {
+    // GIVEN an async endpoint at zero instances, bounds 0..4
+    let w = World::new("wake", 0, 0, 4, wake_plan).await;
+    let plan = parse_plan("moto-alarm.toml", &w.plan_text).expect("valid plan");
+    let alarm_at = t("2026-03-14T06:03:00.820Z");
+
+    // WHEN the backlog alarm fires
+    handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(BACKLOG_ALARM),
+        alarm_at + Duration::seconds(15),
+    )
+    .await
+    .expect("handled");
+    // THEN MinCapacity is 1 at once, and the wake waits for capacity
+    assert_eq!(w.aas_bounds().await, (1, 4, false));
+    let pending = |s: &headroom_core::TargetState| s.wake_pending_since;
+    let state = w
+        .store
+        .load_states(std::slice::from_ref(&w.id))
+        .await
+        .expect("state");
+    assert_eq!(pending(&state[0].1), Some(alarm_at));
+
+    // WHEN the tick checks before any instance is in service THEN nothing is recorded
+    let early = check_pending_wakes(
+        &w.capacity,
+        &w.store,
+        &plan,
+        alarm_at + Duration::minutes(2),
+    )
+    .await;
+    assert!(early.errors.is_empty(), "{:?}", early.errors);
+    assert_eq!(early.observed, [w.id.to_string()]);
+    assert!(early.woke.is_empty());
+    assert_eq!(early.state_writes, 0);
+
+    // WHEN AAS has scaled out and the instance is in service 6 min 40 s after the alarm
+    w.set_instances(1).await;
+    let in_service = alarm_at + Duration::seconds(400);
+    let report = check_pending_wakes(&w.capacity, &w.store, &plan, in_service).await;
+    // THEN the latency is stored for `headroom status`
+    assert_eq!(report.woke, [(w.id.to_string(), 400)]);
+    let state = w
+        .store
+        .load_states(std::slice::from_ref(&w.id))
+        .await
+        .expect("state");
+    assert_eq!(pending(&state[0].1), None);
+    assert_eq!(
+        state[0].1.wake_latencies.last().map(|l| l.seconds),
+        Some(400)
+    );
+
+    // A later check reads nothing: no wake is pending.
+    w.counter.reset();
+    check_pending_wakes(
+        &w.capacity,
+        &w.store,
+        &plan,
+        in_service + Duration::minutes(1),
+    )
+    .await;
+    assert_eq!(
+        w.counter.get("DescribeEndpoint"),
+        0,
+        "{:?}",
+        w.counter.snapshot()
+    );
+
+    // WHEN the backlog clears (OK through the direct action at 06:14) THEN the wake holds 15 min
+    let ok_at = t("2026-03-14T06:14:00.640Z");
+    handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(BACKLOG_OK),
+        ok_at + Duration::seconds(3),
+    )
+    .await
+    .expect("handled");
+    headroom_tick::handle(&w.aas, &w.store, &json(TICK), ok_at + Duration::minutes(14))
+        .await
+        .expect("tick");
+    assert_eq!(w.aas_bounds().await, (1, 4, false));
+    // AND then lets target tracking take it back to zero
+    headroom_tick::handle(&w.aas, &w.store, &json(TICK), ok_at + Duration::minutes(16))
+        .await
+        .expect("tick");
+    assert_eq!(w.aas_bounds().await, (0, 4, false));
+}
