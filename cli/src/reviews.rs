@@ -1,11 +1,181 @@
-//! `headroom reviews`: filled in by the deployment-watcher work.
+//! `headroom reviews list|show|ack`: the scaling-policy reviews the deployment watcher opens when
+//! the model behind a managed target changes, and their acknowledgement (which also flips the
+//! endpoint's `headroom:policy-review` tag to `acked` once no other review of it is open).
+
+use chrono::{SecondsFormat, Utc};
+use headroom_adapters::dynamo_reviews::DynamoReviews;
+use headroom_adapters::sagemaker_models::SageMakerModels;
+use headroom_core::reconcile::load_plan;
+use headroom_core::review::Review;
+use headroom_deploy::{ack_review, list_reviews};
+
+use crate::aws::{Aws, TableArgs};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ReviewsCommand {
-    /// List reviews.
-    List,
+    /// List reviews of the managed targets (open ones unless --all), newest first.
+    List(ListArgs),
+    /// Print one review in full (JSON): old and new model, policies, bounds, decisions, warm-up.
+    Show(ShowArgs),
+    /// Acknowledge a review once the scaling policies were checked against the new model.
+    Ack(AckArgs),
 }
 
-pub async fn run(_cmd: ReviewsCommand) -> anyhow::Result<()> {
-    anyhow::bail!("reviews are not implemented yet")
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// Include acknowledged reviews.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub table: TableArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// The review id (`rv-...`, from `headroom reviews list`).
+    pub id: String,
+    #[command(flatten)]
+    pub table: TableArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AckArgs {
+    /// The review id (`rv-...`, from `headroom reviews list`).
+    pub id: String,
+    /// What was checked and decided (kept with the review).
+    #[arg(long)]
+    pub note: String,
+    /// Who acknowledges (defaults to $USER).
+    #[arg(long, env = "USER")]
+    pub by: Option<String>,
+    #[command(flatten)]
+    pub table: TableArgs,
+}
+
+pub async fn run(cmd: ReviewsCommand) -> anyhow::Result<()> {
+    match cmd {
+        ReviewsCommand::List(args) => list(args).await,
+        ReviewsCommand::Show(args) => show(args).await,
+        ReviewsCommand::Ack(args) => ack(args).await,
+    }
+}
+
+async fn list(args: ListArgs) -> anyhow::Result<()> {
+    let aws = Aws::connect(&args.table).await?;
+    let (_, plan) = load_plan(&aws.store).await?;
+    let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
+    let reviews = list_reviews(&store, &plan, args.all).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reviews)?);
+        return Ok(());
+    }
+    if reviews.is_empty() {
+        println!("no {}reviews", if args.all { "" } else { "open " });
+        return Ok(());
+    }
+    print!("{}", table(&reviews));
+    Ok(())
+}
+
+async fn show(args: ShowArgs) -> anyhow::Result<()> {
+    let aws = Aws::connect(&args.table).await?;
+    let (_, plan) = load_plan(&aws.store).await?;
+    let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
+    let review = list_reviews(&store, &plan, true)
+        .await?
+        .into_iter()
+        .find(|r| r.id == args.id)
+        .ok_or_else(|| anyhow::anyhow!("no review {} among the managed targets' reviews: `headroom reviews list --all` shows them", args.id))?;
+    println!("{}", serde_json::to_string_pretty(&review)?);
+    Ok(())
+}
+
+async fn ack(args: AckArgs) -> anyhow::Result<()> {
+    let aws = Aws::connect(&args.table).await?;
+    let (_, plan) = load_plan(&aws.store).await?;
+    let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
+    let endpoints = SageMakerModels::new(aws.clients.sagemaker.clone());
+    let by = args.by.unwrap_or_default();
+    let done = ack_review(
+        &store,
+        &endpoints,
+        &plan,
+        &args.id,
+        &by,
+        &args.note,
+        Utc::now(),
+    )
+    .await?;
+    println!(
+        "acknowledged {} ({}) by {}{}",
+        done.review.id,
+        done.review.target,
+        by.trim(),
+        done.tag
+            .map(|t| format!("; endpoint tag headroom:policy-review={t}"))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// A plain-text table, one review a line.
+pub fn table(reviews: &[Review]) -> String {
+    let rows: Vec<[String; 7]> = reviews
+        .iter()
+        .map(|r| {
+            let warmup = match (r.warmup.p90_s, r.warmup.samples) {
+                (Some(p90), n) => format!("p90 {p90}s of {n}; lead {}s", r.warmup.lead_time_s),
+                (None, _) => format!("no samples; lead {}s", r.warmup.lead_time_s),
+            };
+            [
+                r.id.clone(),
+                r.status.as_str().to_owned(),
+                r.target.to_string(),
+                r.opened_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                format!(
+                    "{} -> {}",
+                    r.previous
+                        .as_ref()
+                        .map_or_else(|| r.previous_fingerprint.clone(), |p| p.summary()),
+                    r.current.summary()
+                ),
+                r.policies.len().to_string(),
+                warmup,
+            ]
+        })
+        .collect();
+    let header = [
+        "ID",
+        "STATUS",
+        "TARGET",
+        "OPENED",
+        "CHANGE",
+        "POLICIES",
+        "WARM-UP (OLD MODEL)",
+    ];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for row in &rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
 }

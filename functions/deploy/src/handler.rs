@@ -539,7 +539,9 @@ where
             notes
         };
         let change = EventChange {
-            key: watch.key.clone(),
+            // The observation, not only the event, is what gets applied: a redelivered event that
+            // finds another model in force (level-triggered) must still put it in force.
+            key: format!("{}@{fingerprint}", watch.key),
             apply: &apply,
         };
         let outcome = reconcile_target(

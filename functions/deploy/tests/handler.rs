@@ -910,3 +910,27 @@ async fn a_racing_event_that_read_the_old_state_finds_the_review_open() {
     assert_eq!(reviews[0].revision, 1, "not rewritten");
     assert_eq!(w.fingerprint(), Some(fp("v8")));
 }
+
+#[tokio::test]
+async fn a_redelivered_event_that_finds_a_new_model_still_puts_it_in_force() {
+    let w = World::new(PLAN);
+    let ev = fixture("sagemaker/endpoint-in-service-docs.json");
+    w.handle(&ev, "2026-03-14T08:00:00Z")
+        .await
+        .expect("baseline");
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v8");
+    // EventBridge delivers the same event (same id) again after the rollout completed.
+    let r = w
+        .handle(&ev, "2026-03-14T09:30:00Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(w.fingerprint(), Some(fp("v8")));
+    let r = w
+        .handle(&ev, "2026-03-14T09:31:00Z")
+        .await
+        .expect("handled");
+    assert_eq!(r.targets[0].change, "unchanged");
+    assert_eq!(w.reviews.all().len(), 1);
+}
