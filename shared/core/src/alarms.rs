@@ -270,6 +270,34 @@ fn freshness(state: &TargetState, t: &AlarmTransition) -> Freshness {
     }
 }
 
+/// A hint when the alarm's AWS/SageMaker dimensions name another resource than the target the
+/// plan routes it to (a copy-paste slip in the plan, most likely). Routing stays by name: the
+/// dimensions of metric-math and composite alarms are partial or absent.
+pub fn dimension_mismatch(id: &ScalableTargetId, t: &AlarmTransition) -> Option<String> {
+    let named = |key: &str| t.dimensions.get(key).map(String::as_str);
+    let differs = |key: &str, ours: &str| named(key).is_some_and(|v| v != ours);
+    let mismatch = match id {
+        ScalableTargetId::Variant { endpoint, variant } => {
+            differs("EndpointName", endpoint.as_str()) || differs("VariantName", variant.as_str())
+        }
+        ScalableTargetId::InferenceComponent(name) => {
+            differs("InferenceComponentName", name.as_str())
+        }
+    };
+    mismatch.then(|| {
+        let dims: Vec<String> = t
+            .dimensions
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "alarm {} measures {} but the plan routes it to {id}: check the plan",
+            t.alarm_name,
+            dims.join(", ")
+        )
+    })
+}
+
 /// Pure: applies the transition to the target's state (guard/wake claims, alarm marks, high-water,
 /// wake bookkeeping). `desired_now` = the target's current desired count (instances or copies) if
 /// known. Returns notes for the decision log (e.g. "stale transition ignored").
@@ -280,7 +308,7 @@ pub fn apply_transition(
     desired_now: Option<u32>,
     state: &mut TargetState,
 ) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = dimension_mismatch(&target.id, t).into_iter().collect();
     let fresh = freshness(state, t);
     match fresh {
         Freshness::Stale => {

@@ -5,8 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::alarms::{
-    apply_transition, idempotency_key, observe_capacity, route, wake_already_served,
-    wants_capacity_observation, AlarmRole, AlarmState, AlarmTransition,
+    apply_transition, dimension_mismatch, idempotency_key, observe_capacity, route,
+    wake_already_served, wants_capacity_observation, AlarmRole, AlarmState, AlarmTransition,
 };
 use headroom_core::decide::decide;
 use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
@@ -727,4 +727,63 @@ fn the_reconcile_applies_an_alarm_at_once_and_a_duplicate_has_no_second_effect()
             .map(|c| c.floor),
         Some(5)
     );
+}
+
+#[test]
+fn an_alarm_measuring_another_resource_than_its_target_is_pointed_out() {
+    let with = |dims: &[(&str, &str)]| {
+        let mut t = tr("burst", Alarm, Clear, "09:00");
+        t.dimensions = dims
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        t
+    };
+    let chat_id = id("endpoint/chat/variant/AllTraffic");
+    let ic = id("inference-component/ic");
+    // (target, dimensions, hint expected)
+    let table: Vec<(&ScalableTargetId, Vec<(&str, &str)>, bool)> = vec![
+        (
+            &chat_id,
+            vec![("EndpointName", "chat"), ("VariantName", "AllTraffic")],
+            false,
+        ),
+        (&chat_id, vec![("EndpointName", "chat")], false),
+        // Composite and pure-math alarms carry none: nothing to compare.
+        (&chat_id, vec![], false),
+        (
+            &chat_id,
+            vec![
+                ("EndpointName", "chat-staging"),
+                ("VariantName", "AllTraffic"),
+            ],
+            true,
+        ),
+        (
+            &chat_id,
+            vec![("EndpointName", "chat"), ("VariantName", "Canary")],
+            true,
+        ),
+        (&ic, vec![("InferenceComponentName", "ic")], false),
+        (&ic, vec![("InferenceComponentName", "other-ic")], true),
+    ];
+    for (target, dims, want) in table {
+        let hint = dimension_mismatch(target, &with(&dims));
+        assert_eq!(hint.is_some(), want, "{target} {dims:?}: {hint:?}");
+    }
+    // The hint reaches the decision log; the claim is applied all the same.
+    let mut s = TargetState::default();
+    let notes = apply_transition(
+        &chat(),
+        AlarmRole::Guard,
+        &with(&[("EndpointName", "chat-staging")]),
+        Some(3),
+        &mut s,
+    );
+    assert!(
+        notes[0].contains("measures EndpointName=chat-staging")
+            && notes[0].contains("check the plan"),
+        "{notes:?}"
+    );
+    assert!(s.claim(&ClaimSource::Guard).is_some());
 }
