@@ -162,7 +162,7 @@ async fn apply<A: ScalingTargets, S: StateStore>(
     if force_write || decision.state_changed(before) {
         let mut next = decision.next_state.clone();
         next.version = before.version;
-        let token = format!("{trigger}@{}", decision.at.timestamp_millis());
+        let token = write_token(trigger, decision.at);
         match store
             .save_state(id, &next, &token)
             .await
@@ -186,6 +186,21 @@ async fn apply<A: ScalingTargets, S: StateStore>(
             .map_err(port(id, "append the decision log"))?;
     }
     Ok((SaveOutcome::Saved, written))
+}
+
+/// A token unique to this write, so that "the stored item holds my token" proves that this very
+/// write landed (the ambiguous-write check), even for two invocations with the same trigger in
+/// the same millisecond.
+fn write_token(trigger: &str, at: DateTime<Utc>) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    // RandomState is seeded randomly once per process; the counter separates writes within it.
+    static SEED: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = SEED.get_or_init(Default::default).build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{trigger}@{}#{:016x}", at.timestamp_millis(), hasher.finish())
 }
 
 /// The structured log line every change leaves, with the decision and its reasons as fields.
