@@ -14,6 +14,8 @@
 //!   that support nothing narrower, with a comment saying so; DynamoDB actions only on the state
 //!   table; SageMaker actions only on ARNs narrowed by a name-prefix parameter; the service-linked
 //!   role only for Application Auto Scaling's SageMaker role.
+//! - Every function resource: provided.al2023, arm64, rust-cargolambda, JSON logs into a log
+//!   group with retention, an on-failure destination, an alarm on its Errors.
 //! - Event routing: each event kind headroom parses reaches the function that handles it, and every
 //!   EventBridge fixture in events/ matches its function's rule.
 //!
@@ -467,6 +469,94 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
     problems
 }
 
+/// What the issue asks of every function resource: runtime, architecture, build method, JSON
+/// logs into a log group with retention, an on-failure destination, an alarm on its errors.
+fn check_function_settings(t: &Template) -> Vec<String> {
+    let mut problems = Vec::new();
+    let globals = t.doc.get("Globals").and_then(|g| g.get("Function"));
+    for f in t.functions() {
+        let id = &f.logical_id;
+        let r = t.resource(id).expect("function resource");
+        let props = r.get("Properties");
+        // A property of the function, or of Globals.Function when the function does not set it.
+        let prop = |name: &str| {
+            props
+                .and_then(|p| p.get(name))
+                .or_else(|| globals.and_then(|g| g.get(name)))
+        };
+        if prop("Runtime").and_then(|v| v.as_str()) != Some("provided.al2023") {
+            problems.push(format!("{id}: Runtime must be provided.al2023"));
+        }
+        if template::strings(prop("Architectures")) != ["arm64"] {
+            problems.push(format!("{id}: Architectures must be [arm64]"));
+        }
+        if r.get("Metadata")
+            .and_then(|m| m.get("BuildMethod"))
+            .and_then(|v| v.as_str())
+            != Some("rust-cargolambda")
+        {
+            problems.push(format!(
+                "{id}: Metadata.BuildMethod must be rust-cargolambda"
+            ));
+        }
+        let logging = prop("LoggingConfig");
+        if logging
+            .and_then(|l| l.get("LogFormat"))
+            .and_then(|v| v.as_str())
+            != Some("JSON")
+        {
+            problems.push(format!("{id}: LoggingConfig.LogFormat must be JSON"));
+        }
+        let group = logging
+            .and_then(|l| l.get("LogGroup"))
+            .and_then(|g| intrinsic(g, "Ref"))
+            .and_then(|g| g.as_str());
+        let retained = group.is_some_and(|g| {
+            t.resource_type(g) == Some("AWS::Logs::LogGroup")
+                && t.resource(g)
+                    .and_then(|r| r.get("Properties"))
+                    .and_then(|p| p.get("RetentionInDays"))
+                    .is_some()
+        });
+        if !retained {
+            problems.push(format!("{id}: LoggingConfig.LogGroup must !Ref an AWS::Logs::LogGroup with RetentionInDays"));
+        }
+        let on_failure = prop("EventInvokeConfig")
+            .and_then(|c| c.get("DestinationConfig"))
+            .and_then(|d| d.get("OnFailure"))
+            .and_then(|o| o.get("Destination"));
+        let dead_letter = prop("DeadLetterQueue");
+        if on_failure.is_none() && dead_letter.is_none() {
+            problems.push(format!(
+                "{id}: no on-failure destination or dead-letter queue for asynchronous invocations"
+            ));
+        }
+        let alarmed = t.resources().into_iter().any(|(_, a)| {
+            let p = a.get("Properties");
+            a.get("Type").and_then(|v| v.as_str()) == Some("AWS::CloudWatch::Alarm")
+                && p.and_then(|p| p.get("Namespace")).and_then(|v| v.as_str()) == Some("AWS/Lambda")
+                && p.and_then(|p| p.get("MetricName")).and_then(|v| v.as_str()) == Some("Errors")
+                && p.and_then(|p| p.get("Dimensions"))
+                    .and_then(|d| d.as_sequence())
+                    .is_some_and(|dims| {
+                        dims.iter().any(|d| {
+                            d.get("Name").and_then(|v| v.as_str()) == Some("FunctionName")
+                                && d.get("Value")
+                                    .and_then(|v| intrinsic(v, "Ref"))
+                                    .and_then(|v| v.as_str())
+                                    == Some(id.as_str())
+                        })
+                    })
+        });
+        if !alarmed {
+            problems.push(format!(
+                "{id}: no AWS::CloudWatch::Alarm on its AWS/Lambda Errors"
+            ));
+        }
+    }
+    problems
+}
+
 fn is_star(v: &serde_yaml::Value) -> bool {
     v.as_str() == Some("*")
 }
@@ -769,6 +859,7 @@ fn all_problems(code: &Code, t: &Template) -> Vec<String> {
     p.extend(check_function_sources(code));
     p.extend(check_template(code, t));
     p.extend(check_iam_hygiene(t));
+    p.extend(check_function_settings(t));
     p.extend(check_events(t, &fixtures()));
     p
 }
@@ -1120,5 +1211,31 @@ fn a_fixture_the_rules_do_not_match_fails() {
             "fixture events/doctored.json",
             "headroom-alarm should get it",
         ],
+    );
+}
+
+#[test]
+fn a_function_without_its_errors_alarm_or_json_logs_fails() {
+    let t = doctored(|doc| {
+        let resources = doc["Resources"].as_mapping_mut().expect("resources");
+        let alarms: Vec<serde_yaml::Value> = resources
+            .iter()
+            .filter(|(_, r)| r["Properties"]["MetricName"].as_str() == Some("Errors"))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in alarms {
+            resources.remove(&k);
+        }
+        doc["Resources"]["TickFunction"]["Properties"]["LoggingConfig"]["LogFormat"] =
+            "Text".into();
+    });
+    let problems = check_function_settings(&t);
+    assert_fails(
+        &problems,
+        &["TickFunction: no AWS::CloudWatch::Alarm on its AWS/Lambda Errors"],
+    );
+    assert_fails(
+        &problems,
+        &["TickFunction: LoggingConfig.LogFormat must be JSON"],
     );
 }
