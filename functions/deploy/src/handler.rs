@@ -428,7 +428,7 @@ where
             Observation::Serving {
                 identity,
                 endpoint_arn,
-            } => (identity, endpoint_arn),
+            } => (*identity, endpoint_arn),
             Observation::Absent { why } => {
                 tracing::info!(target_id = %id, trigger = %watch.trigger, why, "nothing serves behind the target: identity not checked");
                 report.notes.push(why);

@@ -157,7 +157,7 @@ impl ScalingHistory for MemoryScalingHistory {
             ));
         }
         let mut list = lock(&self.activities).get(id).cloned().unwrap_or_default();
-        list.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+        list.sort_by_key(|a| std::cmp::Reverse(a.started_at));
         Ok(list)
     }
 }
@@ -227,7 +227,7 @@ impl ReviewStore for MemoryReviewStore {
             .filter(|((t, _), _)| t == id)
             .map(|(_, r)| r.clone())
             .collect();
-        list.sort_by(|a, b| b.opened_at.cmp(&a.opened_at));
+        list.sort_by_key(|r| std::cmp::Reverse(r.opened_at));
         Ok(list)
     }
 }

@@ -19,7 +19,7 @@ use crate::error::{port, DeployError};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Observation {
     Serving {
-        identity: ModelIdentity,
+        identity: Box<ModelIdentity>,
         /// The ARN of the endpoint hosting the target (for the review tag).
         endpoint_arn: Option<String>,
     },
@@ -175,7 +175,7 @@ impl<'a, E: Endpoints> Observer<'a, E> {
             identity.containers = model.containers;
         }
         Ok(Observation::Serving {
-            identity,
+            identity: Box::new(identity),
             endpoint_arn: ep.arn,
         })
     }
@@ -222,7 +222,7 @@ impl<'a, E: Endpoints> Observer<'a, E> {
             _ => None,
         };
         Ok(Observation::Serving {
-            identity,
+            identity: Box::new(identity),
             endpoint_arn,
         })
     }

@@ -274,7 +274,7 @@ impl ReviewStore for DynamoReviews {
             match page.last_evaluated_key() {
                 Some(k) if !k.is_empty() => start = Some(k.clone()),
                 _ => {
-                    out.sort_by(|a, b| b.opened_at.cmp(&a.opened_at));
+                    out.sort_by_key(|r| std::cmp::Reverse(r.opened_at));
                     return Ok(out);
                 }
             }

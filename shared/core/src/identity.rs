@@ -236,6 +236,7 @@ impl ModelHistory {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
 
@@ -340,9 +341,12 @@ mod tests {
 
     #[test]
     fn model_package_version_comes_from_a_versioned_arn_only() {
-        let mut c = ContainerIdentity::default();
-        c.model_package =
-            Some("arn:aws:sagemaker:us-east-1:123:model-package/chat-models/12".into());
+        let mut c = ContainerIdentity {
+            model_package: Some(
+                "arn:aws:sagemaker:us-east-1:123:model-package/chat-models/12".into(),
+            ),
+            ..ContainerIdentity::default()
+        };
         assert_eq!(c.model_package_version(), Some(12));
         c.model_package = Some("chat-models".into());
         assert_eq!(c.model_package_version(), None);

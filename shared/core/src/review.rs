@@ -329,6 +329,7 @@ pub fn tag_after_ack(acked: &Review, all: &[Review]) -> &'static str {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use crate::identity::ContainerIdentity;

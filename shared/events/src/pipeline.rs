@@ -176,6 +176,7 @@ pub fn parse(event: &serde_json::Value) -> Result<PipelineHook, EventError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use serde_json::json;

@@ -431,6 +431,7 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use serde_json::json;
