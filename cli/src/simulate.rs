@@ -1,8 +1,107 @@
-//! `headroom simulate`: filled in by the simulator work.
+//! `headroom simulate`: replays a traffic trace against modelled Application Auto Scaling, with
+//! and without headroom, next to an oracle with perfect foresight. Without arguments it runs the
+//! embedded default scenario.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use headroom_sim::{engine::RunOptions, Report, Scenario, Strategy};
 
 #[derive(clap::Args, Debug)]
-pub struct SimulateArgs {}
+pub struct SimulateArgs {
+    /// headroom's plan (TOML). Without --plan and --trace, the embedded default scenario runs.
+    #[arg(long, requires = "trace")]
+    pub plan: Option<PathBuf>,
+    /// Traffic trace: CSV `timestamp,requests`, RFC 3339 UTC, equally spaced (10 s to 1 h).
+    #[arg(long, requires = "plan")]
+    pub trace: Option<PathBuf>,
+    /// What the plan does not say: capacities, provisioning times, AAS policies, alarms
+    /// (default: world.toml next to the plan).
+    #[arg(long, requires = "plan")]
+    pub world: Option<PathBuf>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw demand, instances in service and MinCapacity over time for the three strategies.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+}
 
-pub fn run(_args: SimulateArgs) -> anyhow::Result<()> {
-    anyhow::bail!("simulate is not implemented yet")
+pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    let scenario = load(&args)?;
+    let show_progress = std::io::stderr().is_terminal();
+    let mut progress = |s: Strategy, done: f64| {
+        let mut err = std::io::stderr();
+        let _ = write!(err, "\rsimulating {:<16} {:>3.0} %", s.name(), done * 100.0);
+        let _ = err.flush();
+    };
+    let mut options = RunOptions {
+        chart: args.chart.is_some(),
+        progress: if show_progress {
+            Some(&mut progress)
+        } else {
+            None
+        },
+    };
+    let results = headroom_sim::run_all(&scenario, &mut options);
+    if show_progress {
+        eprint!("\r{:40}\r", "");
+    }
+    let report = Report::new(&scenario, results);
+    if let Some(path) = &args.chart {
+        let target = scenario
+            .world
+            .targets
+            .first()
+            .map(|t| t.id.to_string())
+            .unwrap_or_default();
+        headroom_sim::chart::draw(
+            path,
+            &format!("{}: {target}", scenario.name),
+            &report.results,
+            0,
+        )?;
+        if !args.json {
+            eprintln!("chart written to {}", path.display());
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(())
+}
+
+fn load(args: &SimulateArgs) -> anyhow::Result<Scenario> {
+    let (Some(plan), Some(trace)) = (&args.plan, &args.trace) else {
+        return Ok(Scenario::default_scenario()?);
+    };
+    let world = args
+        .world
+        .clone()
+        .unwrap_or_else(|| plan.parent().unwrap_or(Path::new(".")).join("world.toml"));
+    let read = |p: &Path, what: &str| {
+        std::fs::read_to_string(p)
+            .with_context(|| format!("failed to read the {what} {}", p.display()))
+    };
+    let (plan_text, world_text, trace_text) = (
+        read(plan, "plan")?,
+        read(&world, "world file (pass --world FILE)")?,
+        read(trace, "trace")?,
+    );
+    let name = plan
+        .parent()
+        .and_then(Path::file_name)
+        .map_or_else(|| "custom".to_owned(), |n| n.to_string_lossy().into_owned());
+    let p = plan.display().to_string();
+    let w = world.display().to_string();
+    let t = trace.display().to_string();
+    Ok(Scenario::parse(
+        &name,
+        (&p, &plan_text),
+        (&w, &world_text),
+        (&t, &trace_text),
+    )?)
 }

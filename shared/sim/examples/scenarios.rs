@@ -1,0 +1,81 @@
+//! Runs every shipped scenario and prints the README's results table (markdown), or the full
+//! table of one scenario:
+//! `cargo run --release -p headroom-sim --example scenarios [-- NAME]` (from the repository root).
+
+use std::path::Path;
+
+use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy};
+
+/// (scenario directory under events/scenarios, trace under events/traces)
+const SHIPPED: [(&str, &str); 4] = [
+    ("daily-peak-bursts", "synthetic-daily-peak-bursts-1m.csv"),
+    ("nyc-taxi", "nyc-taxi-2014-10-06-2wk-30min.csv"),
+    ("async-batches", "synthetic-async-batches-1m.csv"),
+    ("azure-llm", "azure-llm-conv-10s.csv"),
+];
+
+fn load(root: &Path, name: &str, trace: &str) -> Result<Scenario, Box<dyn std::error::Error>> {
+    let dir = root.join("events/scenarios").join(name);
+    let plan = dir.join("plan.toml");
+    let world = dir.join("world.toml");
+    let trace = root.join("events/traces").join(trace);
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let show = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    Ok(Scenario::parse(
+        name,
+        (&show(&plan), &read(&plan)?),
+        (&show(&world), &read(&world)?),
+        (&show(&trace), &read(&trace)?),
+    )?)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let only = std::env::args().nth(1);
+    if let Some(name) = &only {
+        let (_, trace) = SHIPPED
+            .iter()
+            .find(|(n, _)| n == name)
+            .ok_or_else(|| format!("no shipped scenario {name:?}"))?;
+        let scenario = load(&root, name, trace)?;
+        let report = Report::new(&scenario, run_all(&scenario, &mut RunOptions::default()));
+        print!("{}", report.table());
+        return Ok(());
+    }
+    println!("| scenario | strategy | breach min | in planned peaks | failed | instance-hours | launches | max backlog |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    let mut goals = Vec::new();
+    for (name, trace) in SHIPPED {
+        let scenario = load(&root, name, trace)?;
+        let report = Report::new(&scenario, run_all(&scenario, &mut RunOptions::default()));
+        for s in Strategy::ALL {
+            let Some(r) = report.get(s) else { continue };
+            let t = &r.total;
+            println!(
+                "| {name} | {} | {} | {} | {} | {:.1} | {} | {} |",
+                s.name(),
+                t.breach_minutes,
+                t.breach_minutes_in_peaks,
+                t.failed_requests,
+                t.instance_hours,
+                t.launches,
+                t.max_backlog
+            );
+        }
+        goals.push((name, report.goals()));
+    }
+    println!();
+    println!("| scenario | planned peaks breach-free | breach minutes vs target tracking | instance-hours vs target tracking | instance-hours vs oracle | all goals |");
+    println!("|---|---|---:|---:|---:|---|");
+    for (name, g) in goals {
+        println!(
+            "| {name} | {} | {:+.1} % | {:+.1} % | {:.2}x | {} |",
+            if g.peaks_breach_free { "yes" } else { "no" },
+            -g.breach_reduction_percent,
+            g.extra_instance_hours_percent,
+            g.oracle_ratio,
+            if g.met { "met" } else { "missed" }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,500 @@
+//! The simulation loop: every 10-second step, for every target, instances come into service,
+//! Application Auto Scaling evaluates its policies, the plan's CloudWatch alarms evaluate, headroom
+//! (in the `headroom` strategy) hears the alarm transitions and ticks once a minute, then the
+//! endpoint converges on the desired count and serves the step's requests.
+//!
+//! headroom runs exactly as in the Lambdas: `headroom_core::reconcile::tick_plan` and
+//! `reconcile_named` over the ports, with [`SimAas`] standing in for Application Auto Scaling and
+//! `MemoryStateStore` for DynamoDB, driven by `memory::block_on` (every port call is ready at
+//! once).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use chrono::{DateTime, Utc};
+use headroom_core::capacity_port::CurrentCapacity;
+use headroom_core::decide::Observed;
+use headroom_core::memory::{block_on, MemoryStateStore};
+use headroom_core::ports::{PortError, ScalingTargets};
+use headroom_core::reconcile::tick_plan;
+use headroom_core::wake::check_pending_wakes;
+use headroom_core::{ScalableTargetId, Suspended};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use crate::aas::{proportional, Aas, AasCounters, Firing};
+use crate::cloudwatch::{LiveAlarm, Transition};
+use crate::endpoint::{Endpoint, StepOutcome};
+use crate::metrics::{Meter, StepSample};
+use crate::scenario::Scenario;
+use crate::stats::{Stats, Summary};
+use crate::trace::STEP_SECS;
+use crate::world::{Metric, Period, TargetWorld};
+
+/// The three strategies compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// The plan's bounds and the world's AAS policies alone.
+    TargetTracking,
+    /// The same, with headroom steering the bounds.
+    Headroom,
+    /// Perfect foresight (see `oracle.rs`).
+    Oracle,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 3] = [
+        Strategy::TargetTracking,
+        Strategy::Headroom,
+        Strategy::Oracle,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::TargetTracking => "target_tracking",
+            Strategy::Headroom => "headroom",
+            Strategy::Oracle => "oracle",
+        }
+    }
+}
+
+/// One point per minute per target, for the chart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChartPoint {
+    /// Unix seconds of the minute's start.
+    pub at: i64,
+    /// Instances the minute's busiest step needed (requests / per-instance capacity).
+    pub demand: f32,
+    /// Fewest instances in service during the minute.
+    pub in_service: u32,
+    /// MinCapacity in force at the end of the minute.
+    pub min_capacity: u32,
+    /// Some request waited past the objective or failed during the minute.
+    pub breach: bool,
+}
+
+/// What headroom did in a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HeadroomActivity {
+    pub ticks: u64,
+    /// RegisterScalableTarget calls made by headroom.
+    pub registers: u64,
+    pub alarm_events: u64,
+    pub errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+/// The outcome of one strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct StrategyResult {
+    pub strategy: Strategy,
+    #[serde(flatten)]
+    pub total: Summary,
+    pub per_target: Vec<TargetResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<HeadroomActivity>,
+    /// Alarm transitions of the plan's alarms (every strategy evaluates them).
+    pub alarm_transitions: u64,
+    #[serde(skip)]
+    pub chart: Vec<Vec<ChartPoint>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetResult {
+    pub target: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub aas: AasSummary,
+}
+
+/// What AAS did for a target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AasSummary {
+    pub tracking_scale_outs: u64,
+    pub tracking_scale_ins: u64,
+    pub step_scale_outs: u64,
+    pub scheduled_actions: u64,
+}
+
+impl From<AasCounters> for AasSummary {
+    fn from(c: AasCounters) -> Self {
+        Self {
+            tracking_scale_outs: c.scale_outs,
+            tracking_scale_ins: c.scale_ins,
+            step_scale_outs: c.step_scale_outs,
+            scheduled_actions: c.scheduled,
+        }
+    }
+}
+
+/// Options of a run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Keep one point per minute per target for `--chart`.
+    pub chart: bool,
+    /// Called now and then with the strategy and the share of its steps done.
+    pub progress: Option<&'a mut dyn FnMut(Strategy, f64)>,
+}
+
+/// Everything the loop keeps for one target.
+#[derive(Debug)]
+pub struct TargetRun {
+    pub endpoint: Endpoint,
+    pub aas: Aas,
+    pub meter: Meter,
+    pub rng: SmallRng,
+    pub stats: Stats,
+    scale_per_step: f64,
+    capacity_per_step: f64,
+    chart: Option<Vec<ChartPoint>>,
+    minute_demand: f32,
+    minute_in_service: u32,
+    minute_breach: bool,
+}
+
+impl TargetRun {
+    fn new(scenario: &Scenario, index: usize, chart: bool) -> Self {
+        let world = &scenario.world;
+        let t = &world.targets[index];
+        let plan = scenario
+            .plan
+            .target(&t.id)
+            .map_or((0, u32::MAX), |p| (p.min_capacity, p.max_capacity));
+        let trace = &scenario.trace;
+        let first_rate = trace.counts.first().map_or(0.0, |&n| {
+            n as f64 * t.trace_scale / trace.interval_secs as f64
+        });
+        let initial = t
+            .initial_capacity
+            .unwrap_or_else(|| initial_capacity(t, first_rate));
+        let start = trace.start;
+        let end = trace.end();
+        let firings = t
+            .scheduled
+            .iter()
+            .flat_map(|s| {
+                s.times(start, end).into_iter().map(move |at| Firing {
+                    at: at.timestamp(),
+                    min: s.min,
+                    max: s.max,
+                })
+            })
+            .collect();
+        let aas = Aas::new(
+            plan.0,
+            plan.1,
+            initial,
+            t.tracking,
+            t.backlog_step,
+            (world.standard_delay, world.high_resolution_delay),
+        )
+        .with_schedule(firings);
+        let per = (trace.interval_secs / STEP_SECS) as f64;
+        Self {
+            endpoint: Endpoint::new(t, aas.desired),
+            meter: Meter::new(t.service_time),
+            rng: SmallRng::seed_from_u64(
+                world.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            stats: Stats::new(
+                scenario.peak_windows(index),
+                start.timestamp(),
+                end.timestamp(),
+            ),
+            aas,
+            scale_per_step: t.trace_scale / per,
+            capacity_per_step: t.capacity_per_instance * STEP_SECS as f64,
+            chart: chart.then(Vec::new),
+            minute_demand: 0.0,
+            minute_in_service: u32::MAX,
+            minute_breach: false,
+        }
+    }
+
+    /// Bookkeeping after the step at `now` was served.
+    fn after_step(&mut self, now: i64, out: &StepOutcome) {
+        self.meter.record(
+            now,
+            StepSample {
+                arrivals: out.arrivals,
+                served: out.served,
+                backlog: out.backlog,
+                in_service: self.endpoint.in_service(),
+            },
+        );
+        self.stats.record(now, out, self.endpoint.billed());
+        if let Some(points) = self.chart.as_mut() {
+            self.minute_demand = self
+                .minute_demand
+                .max((out.arrivals / self.capacity_per_step) as f32);
+            self.minute_in_service = self.minute_in_service.min(self.endpoint.in_service());
+            self.minute_breach |= out.breach;
+            if (now + STEP_SECS).rem_euclid(60) == 0 {
+                points.push(ChartPoint {
+                    at: now - now.rem_euclid(60),
+                    demand: self.minute_demand,
+                    in_service: self.minute_in_service,
+                    min_capacity: self.aas.min,
+                    breach: self.minute_breach,
+                });
+                self.minute_demand = 0.0;
+                self.minute_in_service = u32::MAX;
+                self.minute_breach = false;
+            }
+        }
+    }
+}
+
+/// What the tracking policy holds for `rate` requests/s: the steady state a run starts from.
+fn initial_capacity(t: &TargetWorld, rate: f64) -> u32 {
+    match t.tracking {
+        Some(p) => match p.metric {
+            Metric::InvocationsPerInstance => proportional(1, rate * 60.0, p.target_value),
+            Metric::ConcurrentRequestsPerModel => {
+                proportional(1, rate * t.service_time, p.target_value)
+            }
+            _ => 0,
+        },
+        None => 0,
+    }
+}
+
+/// Application Auto Scaling as headroom sees it: the simulated targets behind the
+/// `ScalingTargets` port. Registering changes the simulated target at once, with AAS's effects.
+pub struct SimAas {
+    runs: Mutex<Vec<TargetRun>>,
+    index: HashMap<ScalableTargetId, usize>,
+    ids: Vec<ScalableTargetId>,
+}
+
+impl SimAas {
+    pub fn new(scenario: &Scenario, chart: bool) -> Self {
+        let ids: Vec<ScalableTargetId> = scenario
+            .world
+            .targets
+            .iter()
+            .map(|t| t.id.clone())
+            .collect();
+        Self {
+            runs: Mutex::new(
+                (0..ids.len())
+                    .map(|i| TargetRun::new(scenario, i, chart))
+                    .collect(),
+            ),
+            index: ids
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, id)| (id, i))
+                .collect(),
+            ids,
+        }
+    }
+
+    pub fn runs(&self) -> MutexGuard<'_, Vec<TargetRun>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn into_runs(self) -> Vec<TargetRun> {
+        self.runs
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn index_of(&self, id: &ScalableTargetId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    pub fn id(&self, index: usize) -> &ScalableTargetId {
+        &self.ids[index]
+    }
+
+    /// SageMaker's desired and in-service counts of a simulated target.
+    pub fn counts(&self, id: &ScalableTargetId) -> Option<(u32, u32)> {
+        let i = self.index_of(id)?;
+        let runs = self.runs();
+        Some((runs[i].aas.desired, runs[i].endpoint.in_service()))
+    }
+}
+
+/// SageMaker's counts, as the alarm automation reads them.
+impl CurrentCapacity for SimAas {
+    async fn desired_and_current(
+        &self,
+        id: &ScalableTargetId,
+    ) -> Result<Option<(u32, u32)>, PortError> {
+        Ok(self.counts(id))
+    }
+}
+
+/// A target the world does not simulate: AWS would answer with a validation error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} is not a simulated scalable target")]
+struct UnknownTarget(String);
+
+impl ScalingTargets for SimAas {
+    async fn describe(&self, ids: &[ScalableTargetId]) -> Result<Vec<Observed>, PortError> {
+        let runs = self.runs();
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let r = &runs[self.index_of(id)?];
+                Some(Observed {
+                    id: id.clone(),
+                    min: r.aas.min,
+                    max: r.aas.max,
+                    suspended: r.aas.suspended,
+                })
+            })
+            .collect())
+    }
+
+    async fn register(
+        &self,
+        id: &ScalableTargetId,
+        min: u32,
+        max: u32,
+        suspended: Suspended,
+    ) -> Result<(), PortError> {
+        let i = self.index_of(id).ok_or_else(|| {
+            PortError::new(
+                "register the scalable target",
+                headroom_core::ports::ErrorClass::Permanent,
+                UnknownTarget(id.to_string()),
+            )
+        })?;
+        self.runs()[i].aas.register(min, max, suspended);
+        Ok(())
+    }
+}
+
+pub(crate) fn instant(unix: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(unix, 0).unwrap_or(DateTime::UNIX_EPOCH)
+}
+
+/// Runs one of the reactive strategies (target tracking, with or without headroom).
+pub fn run_reactive(
+    scenario: &Scenario,
+    strategy: Strategy,
+    options: &mut RunOptions<'_>,
+) -> StrategyResult {
+    let headroom = strategy == Strategy::Headroom;
+    let sim = SimAas::new(scenario, options.chart);
+    let store = MemoryStateStore::default();
+    let world = &scenario.world;
+    let mut alarms: Vec<LiveAlarm> = world.alarms.iter().cloned().map(LiveAlarm::new).collect();
+    let mut transitions: Vec<Transition> = Vec::with_capacity(alarms.len());
+    let mut activity = HeadroomActivity::default();
+    let mut alarm_transitions = 0;
+    let trace = &scenario.trace;
+    let per = (trace.interval_secs / STEP_SECS) as usize;
+    let start = trace.start.timestamp();
+    let steps = trace.steps();
+    let report_every = (steps / 100).max(1);
+
+    for k in 0..steps {
+        let now = start + k as i64 * STEP_SECS;
+        let count = trace.counts[k / per] as f64;
+        {
+            let mut runs = sim.runs();
+            for r in runs.iter_mut() {
+                r.endpoint.advance(now);
+                r.aas.run_schedule(now);
+                r.aas.evaluate(now, r.endpoint.in_service(), &r.meter);
+            }
+            for alarm in &mut alarms {
+                let r = &runs[alarm.def.target];
+                let (series, delay) = match alarm.period() {
+                    Period::Minute => (r.meter.series(alarm.def.metric), world.standard_delay),
+                    Period::TenSeconds => (&r.meter.ten_second, world.high_resolution_delay),
+                };
+                if let Some(t) = alarm.evaluate(now, series, delay) {
+                    transitions.push(t);
+                }
+            }
+        }
+        alarm_transitions += transitions.len() as u64;
+        if headroom {
+            for t in transitions.drain(..) {
+                crate::deliver::deliver(&sim, &store, &scenario.plan, &t, &mut activity);
+            }
+            if now.rem_euclid(60) == 0 {
+                // The tick Lambda: reconcile every target, then the capacity check that follows
+                // pending wakes and firing guards' high-water marks.
+                let report = block_on(tick_plan(&sim, &store, &scenario.plan, 1, instant(now)));
+                activity.ticks += 1;
+                activity.registers += report.registered.len() as u64;
+                if let Some(e) = report.errors.first() {
+                    activity.errors += report.errors.len() as u64;
+                    activity
+                        .first_error
+                        .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
+                }
+                let capacity = block_on(check_pending_wakes(
+                    &sim,
+                    &store,
+                    &scenario.plan,
+                    instant(now),
+                ));
+                if let Some(e) = capacity.errors.first() {
+                    activity.errors += capacity.errors.len() as u64;
+                    activity
+                        .first_error
+                        .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
+                }
+            }
+        } else {
+            transitions.clear();
+        }
+        let mut runs = sim.runs();
+        for r in runs.iter_mut() {
+            let desired = r.aas.desired;
+            r.endpoint.converge(desired, now, &mut r.rng);
+            let out = r.endpoint.serve(k as i64, count * r.scale_per_step);
+            r.after_step(now, &out);
+        }
+        drop(runs);
+        if k % report_every == 0 {
+            if let Some(p) = options.progress.as_mut() {
+                p(strategy, k as f64 / steps as f64);
+            }
+        }
+    }
+
+    let runs = sim.into_runs();
+    let mut total = Summary::default();
+    let mut per_target = Vec::with_capacity(runs.len());
+    let mut chart = Vec::new();
+    for (i, r) in runs.into_iter().enumerate() {
+        let summary = r.stats.summary(r.endpoint.launches);
+        total.add(&summary);
+        per_target.push(TargetResult {
+            target: world.targets[i].id.to_string(),
+            summary,
+            aas: r.aas.counters.into(),
+        });
+        chart.push(r.chart.unwrap_or_default());
+    }
+    StrategyResult {
+        strategy,
+        total,
+        per_target,
+        headroom: headroom.then_some(activity),
+        alarm_transitions,
+        chart,
+    }
+}
+
+/// Runs the three strategies on the same traffic.
+pub fn run_all(scenario: &Scenario, options: &mut RunOptions<'_>) -> Vec<StrategyResult> {
+    Strategy::ALL
+        .into_iter()
+        .map(|s| match s {
+            Strategy::Oracle => crate::oracle::run(scenario, options),
+            _ => run_reactive(scenario, s, options),
+        })
+        .collect()
+}

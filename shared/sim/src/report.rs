@@ -1,0 +1,255 @@
+//! The comparison an operator reads: a table side by side, the same as one JSON object, and the
+//! issue's goals checked against the figures.
+
+use std::fmt::{self, Write as _};
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::engine::{Strategy, StrategyResult};
+use crate::scenario::Scenario;
+use crate::stats::Summary;
+use crate::trace::STEP_SECS;
+
+/// The goals headroom is held to (issue 5).
+pub const GOAL_BREACH_REDUCTION_PERCENT: f64 = 80.0;
+pub const GOAL_EXTRA_INSTANCE_HOURS_PERCENT: f64 = 15.0;
+pub const GOAL_ORACLE_RATIO: f64 = 1.5;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioInfo {
+    pub name: String,
+    pub trace: String,
+    pub start: String,
+    pub end: String,
+    pub interval_seconds: i64,
+    pub steps: usize,
+    pub step_seconds: i64,
+    pub targets: Vec<String>,
+    pub seed: u64,
+}
+
+/// headroom against target tracking and the oracle.
+#[derive(Debug, Clone, Serialize)]
+pub struct Goals {
+    /// No breach minute inside a planned peak window.
+    pub peaks_breach_free: bool,
+    /// How many fewer breach minutes than target tracking alone, in percent.
+    pub breach_reduction_percent: f64,
+    /// Extra instance-hours over target tracking alone, in percent.
+    pub extra_instance_hours_percent: f64,
+    /// headroom's instance-hours over the oracle's.
+    pub oracle_ratio: f64,
+    pub met: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub scenario: ScenarioInfo,
+    pub results: Vec<StrategyResult>,
+}
+
+impl Report {
+    pub fn new(scenario: &Scenario, results: Vec<StrategyResult>) -> Self {
+        let t = &scenario.trace;
+        let secs = chrono::SecondsFormat::Secs;
+        Self {
+            scenario: ScenarioInfo {
+                name: scenario.name.clone(),
+                trace: t.source.clone(),
+                start: t.start.to_rfc3339_opts(secs, true),
+                end: t.end().to_rfc3339_opts(secs, true),
+                interval_seconds: t.interval_secs,
+                steps: t.steps(),
+                step_seconds: STEP_SECS,
+                targets: scenario
+                    .world
+                    .targets
+                    .iter()
+                    .map(|t| t.id.to_string())
+                    .collect(),
+                seed: scenario.world.seed,
+            },
+            results,
+        }
+    }
+
+    pub fn get(&self, s: Strategy) -> Option<&StrategyResult> {
+        self.results.iter().find(|r| r.strategy == s)
+    }
+
+    fn total(&self, s: Strategy) -> Summary {
+        self.get(s).map(|r| r.total.clone()).unwrap_or_default()
+    }
+
+    pub fn goals(&self) -> Goals {
+        let tt = self.total(Strategy::TargetTracking);
+        let hr = self.total(Strategy::Headroom);
+        let or = self.total(Strategy::Oracle);
+        let reduction = if tt.breach_minutes == 0 {
+            if hr.breach_minutes == 0 {
+                100.0
+            } else {
+                -100.0
+            }
+        } else {
+            100.0 * (1.0 - hr.breach_minutes as f64 / tt.breach_minutes as f64)
+        };
+        let extra = if tt.instance_hours > 0.0 {
+            100.0 * (hr.instance_hours / tt.instance_hours - 1.0)
+        } else {
+            0.0
+        };
+        let ratio = if or.instance_hours > 0.0 {
+            hr.instance_hours / or.instance_hours
+        } else {
+            1.0
+        };
+        let round1 = |v: f64| (v * 10.0).round() / 10.0;
+        let peaks = hr.breach_minutes_in_peaks == 0;
+        Goals {
+            peaks_breach_free: peaks,
+            breach_reduction_percent: round1(reduction),
+            extra_instance_hours_percent: round1(extra),
+            oracle_ratio: (ratio * 100.0).round() / 100.0,
+            met: peaks
+                && reduction >= GOAL_BREACH_REDUCTION_PERCENT
+                && extra <= GOAL_EXTRA_INSTANCE_HOURS_PERCENT
+                && ratio <= GOAL_ORACLE_RATIO,
+        }
+    }
+
+    /// `{"scenario": .., "strategies": {"target_tracking": {..}, "headroom": {..}, "oracle": {..}}, "goals": ..}`
+    pub fn to_json(&self) -> Value {
+        let mut strategies = Map::new();
+        for r in &self.results {
+            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.remove("strategy");
+            }
+            strategies.insert(r.strategy.name().to_owned(), v);
+        }
+        json!({
+            "scenario": self.scenario,
+            "strategies": strategies,
+            "goals": self.goals(),
+        })
+    }
+
+    /// The table, side by side.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let s = &self.scenario;
+        let hours = (s.steps as i64 * s.step_seconds) as f64 / 3600.0;
+        let span = if hours >= 48.0 {
+            format!("{:.1} days", hours / 24.0)
+        } else {
+            format!("{hours:.1} h")
+        };
+        let _ = writeln!(
+            out,
+            "scenario {}: {span} of {} ({} s rows, simulated in {} s steps), {} target{}",
+            s.name,
+            s.trace,
+            s.interval_seconds,
+            s.step_seconds,
+            s.targets.len(),
+            if s.targets.len() == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(out);
+        let names: Vec<&str> = self.results.iter().map(|r| r.strategy.name()).collect();
+        let _ = write!(out, "{:<26}", "");
+        for n in &names {
+            let _ = write!(out, "{n:>17}");
+        }
+        let _ = writeln!(out);
+        type Row = (&'static str, fn(&Summary) -> String);
+        let rows: [Row; 8] = [
+            ("breach_minutes", |s| group(s.breach_minutes)),
+            ("  in planned peaks", |s| group(s.breach_minutes_in_peaks)),
+            ("failed_requests", |s| group(s.failed_requests)),
+            ("late_requests", |s| group(s.late_requests)),
+            ("instance_hours", |s| format!("{:.1}", s.instance_hours)),
+            ("launches", |s| group(s.launches)),
+            ("max_backlog", |s| group(s.max_backlog)),
+            ("requests", |s| group(s.requests)),
+        ];
+        for (label, value) in rows {
+            let _ = write!(out, "{label:<26}");
+            for r in &self.results {
+                let _ = write!(out, "{:>17}", value(&r.total));
+            }
+            let _ = writeln!(out);
+        }
+        if self.get(Strategy::TargetTracking).is_some() && self.get(Strategy::Headroom).is_some() {
+            let g = self.goals();
+            let _ = writeln!(out);
+            let _ = writeln!(out, "{g}");
+        }
+        out
+    }
+}
+
+impl fmt::Display for Goals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+        writeln!(f, "headroom against target tracking alone and the oracle:")?;
+        writeln!(
+            f,
+            "  planned peaks breach-free:  {:<8} {}",
+            if self.peaks_breach_free { "yes" } else { "no" },
+            mark(self.peaks_breach_free)
+        )?;
+        writeln!(
+            f,
+            "  breach minutes:             {:<8} {} (goal: at least {GOAL_BREACH_REDUCTION_PERCENT} % fewer)",
+            format!("{:+.1} %", -self.breach_reduction_percent),
+            mark(self.breach_reduction_percent >= GOAL_BREACH_REDUCTION_PERCENT)
+        )?;
+        writeln!(
+            f,
+            "  instance-hours:             {:<8} {} (goal: at most {GOAL_EXTRA_INSTANCE_HOURS_PERCENT} % more)",
+            format!("{:+.1} %", self.extra_instance_hours_percent),
+            mark(self.extra_instance_hours_percent <= GOAL_EXTRA_INSTANCE_HOURS_PERCENT)
+        )?;
+        write!(
+            f,
+            "  instance-hours vs oracle:   {:<8} {} (goal: at most {GOAL_ORACLE_RATIO}x)",
+            format!("{:.2}x", self.oracle_ratio),
+            mark(self.oracle_ratio <= GOAL_ORACLE_RATIO)
+        )
+    }
+}
+
+/// 1234567 -> "1,234,567".
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    // The first group takes what does not divide into threes.
+    let mut left_in_group = match digits.len() % 3 {
+        0 => 3,
+        r => r,
+    };
+    for c in digits.chars() {
+        if left_in_group == 0 {
+            out.push(',');
+            left_in_group = 3;
+        }
+        out.push(c);
+        left_in_group -= 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+}

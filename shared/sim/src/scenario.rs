@@ -1,0 +1,128 @@
+//! A scenario: headroom's plan, the world file and a trace, checked against each other. The
+//! shipped default scenario is embedded so `headroom simulate` runs with no files at all.
+
+use chrono::{DateTime, Utc};
+use headroom_core::plan::PeakWhen;
+use headroom_core::{parse_plan, Plan};
+
+use crate::trace::Trace;
+use crate::world::World;
+
+/// The default scenario's files (from `events/scenarios/daily-peak-bursts/`).
+pub const DEFAULT_NAME: &str = "daily-peak-bursts";
+pub const DEFAULT_PLAN: &str =
+    include_str!("../../../events/scenarios/daily-peak-bursts/plan.toml");
+pub const DEFAULT_WORLD: &str =
+    include_str!("../../../events/scenarios/daily-peak-bursts/world.toml");
+pub const DEFAULT_TRACE: &str =
+    include_str!("../../../events/traces/synthetic-daily-peak-bursts-1m.csv");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error(transparent)]
+    Plan(#[from] headroom_core::PlanError),
+    #[error(transparent)]
+    World(#[from] crate::world::WorldError),
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+/// Everything one simulation needs.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub plan: Plan,
+    pub world: World,
+    pub trace: Trace,
+}
+
+impl Scenario {
+    /// Parses and cross-checks the three files. Names are used in messages only.
+    pub fn parse(
+        name: &str,
+        (plan_name, plan_text): (&str, &str),
+        (world_name, world_text): (&str, &str),
+        (trace_name, trace_text): (&str, &str),
+    ) -> Result<Self, ScenarioError> {
+        let plan = parse_plan(plan_name, plan_text)?;
+        let world = World::parse(world_name, world_text)?;
+        let trace = Trace::parse(trace_name, trace_text)?;
+        Self::new(name, plan, world, trace)
+    }
+
+    pub fn new(name: &str, plan: Plan, world: World, trace: Trace) -> Result<Self, ScenarioError> {
+        let mut problems = Vec::new();
+        for t in &world.targets {
+            if plan.target(&t.id).is_none() {
+                problems.push(format!(
+                    "world target {} is not in the plan: the simulator takes its MinCapacity and MaxCapacity from the plan's [[target]]",
+                    t.id
+                ));
+            }
+        }
+        for t in &plan.targets {
+            if world.target_index(&t.id).is_none() {
+                problems.push(format!(
+                    "plan target {} has no [[target]] in the world file: say what it serves (capacity_per_instance, provisioning, ...)",
+                    t.id
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ScenarioError::Mismatch(format!(
+                "scenario {name}: the plan and the world disagree:\n  - {}",
+                problems.join("\n  - ")
+            )));
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            plan,
+            world,
+            trace,
+        })
+    }
+
+    /// The embedded default scenario.
+    pub fn default_scenario() -> Result<Self, ScenarioError> {
+        Self::parse(
+            DEFAULT_NAME,
+            ("events/scenarios/daily-peak-bursts/plan.toml", DEFAULT_PLAN),
+            (
+                "events/scenarios/daily-peak-bursts/world.toml",
+                DEFAULT_WORLD,
+            ),
+            (
+                "events/traces/synthetic-daily-peak-bursts-1m.csv",
+                DEFAULT_TRACE,
+            ),
+        )
+    }
+
+    /// The planned peak windows `[start, end)` of world target `index` within the trace, in
+    /// Unix seconds, sorted.
+    pub fn peak_windows(&self, index: usize) -> Vec<(i64, i64)> {
+        let Some(target) = self.plan.target(&self.world.targets[index].id) else {
+            return Vec::new();
+        };
+        let (from, to) = (self.trace.start, self.trace.end());
+        let mut out = Vec::new();
+        for peak in &target.peaks {
+            let starts: Vec<DateTime<Utc>> = match &peak.when {
+                PeakWhen::Recurring { cron, timezone } => {
+                    cron.occurrences(*timezone, from - peak.duration.to_chrono(), to)
+                }
+                PeakWhen::Once(at) => vec![*at],
+            };
+            for s in starts {
+                let end = s + peak.duration.to_chrono();
+                if end > from && s < to {
+                    out.push((s.timestamp(), end.timestamp()));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}

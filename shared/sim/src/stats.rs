@@ -1,0 +1,159 @@
+//! What a strategy achieved: breach minutes (overall and inside planned peaks), failed and late
+//! requests, instance-hours, launches and the largest backlog. Accumulated in O(1) per step.
+
+use serde::Serialize;
+
+use crate::endpoint::{StepOutcome, EPSILON};
+use crate::trace::STEP_SECS;
+
+/// The figures of one strategy (for one target, or summed over targets).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Minutes in which some request waited past the latency objective or failed.
+    pub breach_minutes: u64,
+    /// Those of them inside a planned peak window.
+    pub breach_minutes_in_peaks: u64,
+    pub failed_requests: u64,
+    /// Served, but after waiting past the latency objective.
+    pub late_requests: u64,
+    pub instance_hours: f64,
+    /// Instances launched.
+    pub launches: u64,
+    /// The most requests waiting at once.
+    pub max_backlog: u64,
+    pub requests: u64,
+    /// Minutes of planned peak windows within the trace.
+    pub peak_minutes: u64,
+}
+
+impl Summary {
+    /// Adds another target's figures (the largest backlog is the largest of the two).
+    pub fn add(&mut self, o: &Summary) {
+        self.breach_minutes += o.breach_minutes;
+        self.breach_minutes_in_peaks += o.breach_minutes_in_peaks;
+        self.failed_requests += o.failed_requests;
+        self.late_requests += o.late_requests;
+        self.instance_hours += o.instance_hours;
+        self.launches += o.launches;
+        self.max_backlog = self.max_backlog.max(o.max_backlog);
+        self.requests += o.requests;
+        self.peak_minutes += o.peak_minutes;
+    }
+}
+
+/// Running totals for one target.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    breach_minutes: u64,
+    breach_minutes_in_peaks: u64,
+    last_breach_minute: i64,
+    failed: f64,
+    late: f64,
+    requests: f64,
+    instance_seconds: f64,
+    max_backlog: f64,
+    /// Planned peak windows, merged and sorted, and the first one not yet over.
+    peaks: Vec<(i64, i64)>,
+    cursor: usize,
+    peak_minutes: u64,
+}
+
+impl Stats {
+    /// `peaks`: the planned peak windows `[start, end)` in Unix seconds, within `[from, to)`.
+    pub fn new(mut peaks: Vec<(i64, i64)>, from: i64, to: i64) -> Self {
+        peaks.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(peaks.len());
+        for (s, e) in peaks {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let peak_minutes = merged
+            .iter()
+            .map(|&(s, e)| ((e.min(to) - s.max(from)).max(0) + 59) / 60)
+            .sum::<i64>() as u64;
+        Self {
+            breach_minutes: 0,
+            breach_minutes_in_peaks: 0,
+            last_breach_minute: i64::MIN,
+            failed: 0.0,
+            late: 0.0,
+            requests: 0.0,
+            instance_seconds: 0.0,
+            max_backlog: 0.0,
+            peaks: merged,
+            cursor: 0,
+            peak_minutes,
+        }
+    }
+
+    fn in_peak(&mut self, now: i64) -> bool {
+        while self.cursor < self.peaks.len() && self.peaks[self.cursor].1 <= now {
+            self.cursor += 1;
+        }
+        self.peaks.get(self.cursor).is_some_and(|&(s, _)| s <= now)
+    }
+
+    /// Records the step starting at `now` with `billed` instances paid for.
+    pub fn record(&mut self, now: i64, out: &StepOutcome, billed: u32) {
+        self.instance_seconds += f64::from(billed) * STEP_SECS as f64;
+        self.requests += out.arrivals;
+        self.failed += out.failed;
+        self.late += out.late;
+        self.max_backlog = self.max_backlog.max(out.backlog);
+        let peak = self.in_peak(now);
+        if out.breach {
+            let minute = now.div_euclid(60);
+            if minute != self.last_breach_minute {
+                self.last_breach_minute = minute;
+                self.breach_minutes += 1;
+                if peak {
+                    self.breach_minutes_in_peaks += 1;
+                }
+            }
+        }
+    }
+
+    /// The oracle pays for its instances its own way (see `oracle.rs`).
+    pub fn set_instance_seconds(&mut self, s: f64) {
+        self.instance_seconds = s;
+    }
+
+    pub fn summary(&self, launches: u64) -> Summary {
+        let round = |v: f64| if v < EPSILON { 0 } else { v.round() as u64 };
+        Summary {
+            breach_minutes: self.breach_minutes,
+            breach_minutes_in_peaks: self.breach_minutes_in_peaks,
+            failed_requests: round(self.failed),
+            late_requests: round(self.late),
+            instance_hours: (self.instance_seconds / 3600.0 * 100.0).round() / 100.0,
+            launches,
+            max_backlog: round(self.max_backlog),
+            requests: round(self.requests),
+            peak_minutes: self.peak_minutes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breach_minutes_count_once_per_minute_and_inside_peaks() {
+        let mut s = Stats::new(vec![(120, 240)], 0, 600);
+        let breach = StepOutcome {
+            breach: true,
+            ..StepOutcome::default()
+        };
+        for now in (0..300).step_by(10) {
+            s.record(now, &breach, 1);
+        }
+        let sum = s.summary(0);
+        assert_eq!(sum.breach_minutes, 5);
+        assert_eq!(sum.breach_minutes_in_peaks, 2);
+        assert_eq!(sum.peak_minutes, 2);
+        assert!((sum.instance_hours - 300.0 / 3600.0).abs() < 0.01);
+    }
+}

@@ -1,0 +1,187 @@
+//! One scenario per headroom feature, each showing the effect the feature exists for, with
+//! target tracking alone as the control. headroom runs through its own core and ports.
+
+mod common;
+use common::*;
+use headroom_sim::Strategy;
+
+const WORLD_CHAT: &str = r#"
+seed = 7
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+capacity_per_instance = 10.0
+provisioning = { min = "4m30s", max = "9m" }
+  [target.target_tracking]
+  metric = "InvocationsPerInstance"
+  target_value = 450.0
+
+[[alarm]]
+name = "chat-burst"
+target = "endpoint/chat/variant/AllTraffic"
+metric = "InvocationsPerInstance"
+comparison = "GreaterThanThreshold"
+threshold = 510.0
+evaluation_periods = 2
+"#;
+
+#[test]
+fn a_planned_peak_is_met_on_time() {
+    // GIVEN 20 req/s that jumps to 200 req/s at 09:00 for an hour, and a plan that knows it
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 30
+lead_time = "12m"
+  [[target.peak]]
+  name = "nine"
+  cron = "0 9 * * *"
+  duration = "1h"
+  floor = 22
+"#;
+    let trace = trace("2026-01-05T08:00:00Z", 150, |m| {
+        if (60..120).contains(&m) {
+            200.0
+        } else {
+            20.0
+        }
+    });
+    let results = run(&scenario(plan, WORLD_CHAT, &trace));
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+
+    // THEN headroom raised MinCapacity at 09:00 minus the lead time, not before
+    let at = |r, from, to| window(r, from, to).first().map(|p| p.min_capacity);
+    assert_eq!(
+        at(hr, "2026-01-05T08:47:00Z", "2026-01-05T08:48:00Z"),
+        Some(2)
+    );
+    assert_eq!(
+        at(hr, "2026-01-05T08:48:00Z", "2026-01-05T08:49:00Z"),
+        Some(22)
+    );
+    // AND the capacity was in service when the peak began, so no minute of it breached
+    let first = window(hr, "2026-01-05T09:00:00Z", "2026-01-05T09:01:00Z");
+    assert!(first[0].in_service >= 20, "{:?}", first[0]);
+    assert_eq!(hr.total.breach_minutes_in_peaks, 0);
+    assert_eq!(hr.total.breach_minutes, 0);
+    // WHILE target tracking alone breached for minutes after the jump
+    assert!(tt.total.breach_minutes_in_peaks >= 8, "{:?}", tt.total);
+}
+
+#[test]
+fn a_burst_rebound_is_met_warm() {
+    // GIVEN 60 req/s with a burst to 160 req/s at 12:00 and its rebound at 12:40, 8 minutes each
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 40
+  [target.guard]
+  alarms = ["chat-burst"]
+  hold = "45m"
+  max_duration = "3h"
+"#;
+    let wave = |m: i64| (60..68).contains(&m) || (100..108).contains(&m);
+    let trace = trace("2026-01-05T11:00:00Z", 180, |m| {
+        if wave(m) {
+            160.0
+        } else {
+            60.0
+        }
+    });
+    let results = run(&scenario(plan, WORLD_CHAT, &trace));
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+
+    // THEN the first burst, unannounced, breaches either way
+    let first = |r| breach_minutes(&window(r, "2026-01-05T12:00:00Z", "2026-01-05T12:12:00Z"));
+    assert!(first(tt) > 0 && first(hr) > 0);
+    // AND headroom held the capacity reached (the guard's floor) through the rebound
+    let rebound = |r| window(r, "2026-01-05T12:40:00Z", "2026-01-05T12:50:00Z");
+    assert!(
+        rebound(hr).iter().all(|p| p.min_capacity >= 16),
+        "{:?}",
+        rebound(hr)
+    );
+    assert_eq!(
+        breach_minutes(&rebound(hr)),
+        0,
+        "headroom met the rebound warm"
+    );
+    // WHILE target tracking had scaled in and met it cold
+    assert!(breach_minutes(&rebound(tt)) >= 5, "{:?}", rebound(tt));
+    let h = hr.headroom.as_ref().expect("headroom activity");
+    assert!(h.alarm_events >= 2 && h.errors == 0, "{h:?}");
+    // AND the guard let go afterwards: MinCapacity is back at the plan's base by the end
+    let end = window(hr, "2026-01-05T13:55:00Z", "2026-01-05T14:00:00Z");
+    assert!(end.iter().all(|p| p.min_capacity == 2), "{end:?}");
+}
+
+#[test]
+fn a_backlog_is_picked_up_from_zero() {
+    // GIVEN an idle async endpoint at MinCapacity 0 whose only policy tracks a backlog of 500 per
+    // instance (no step policy): a batch of 100 requests never wakes it on its own
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/batch/variant/AllTraffic"
+min_capacity = 0
+max_capacity = 5
+  [target.wake]
+  alarms = ["batch-backlog"]
+  capacity = 1
+  quiet_period = "15m"
+"#;
+    let world = r#"
+[[target]]
+resource_id = "endpoint/batch/variant/AllTraffic"
+mode = "async"
+capacity_per_instance = 1.0
+latency_objective = "10m"
+provisioning = "6m"
+  [target.target_tracking]
+  metric = "ApproximateBacklogSizePerInstance"
+  target_value = 500.0
+
+[[alarm]]
+name = "batch-backlog"
+target = "endpoint/batch/variant/AllTraffic"
+metric = "ApproximateBacklogSize"
+comparison = "GreaterThanOrEqualToThreshold"
+threshold = 1.0
+evaluation_periods = 1
+"#;
+    let trace = trace("2026-01-05T00:00:00Z", 180, |m| {
+        if m == 60 {
+            100.0 / 60.0
+        } else {
+            0.0
+        }
+    });
+    let results = run(&scenario(plan, world, &trace));
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+
+    // THEN target tracking alone never leaves zero: the batch waits to the end of the trace
+    assert!(tt.chart[0].iter().all(|p| p.in_service == 0));
+    assert!(tt.total.breach_minutes > 90, "{:?}", tt.total);
+    // WHILE headroom woke one instance on the alarm (visible 3 minutes after the batch, plus 6
+    // minutes of provisioning) and served the batch within its objective
+    let woke = window(hr, "2026-01-05T01:00:00Z", "2026-01-05T01:15:00Z");
+    let first_in_service = woke.iter().find(|p| p.in_service > 0).map(|p| p.at);
+    assert_eq!(
+        first_in_service,
+        Some(t("2026-01-05T01:09:00Z").timestamp())
+    );
+    assert_eq!(hr.total.breach_minutes, 0, "{:?}", hr.total);
+    assert_eq!(hr.total.late_requests, 0);
+    // AND it went back to zero after the quiet period
+    let end = window(hr, "2026-01-05T02:30:00Z", "2026-01-05T03:00:00Z");
+    assert!(
+        end.iter().all(|p| p.in_service == 0 && p.min_capacity == 0),
+        "{end:?}"
+    );
+}

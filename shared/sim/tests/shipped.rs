@@ -1,0 +1,138 @@
+//! The shipped scenarios and traces: they parse, the synthetic ones are what their generator
+//! makes, runs are deterministic, and the default scenario keeps headroom's planned peaks clean.
+
+mod common;
+use common::*;
+use headroom_sim::{run_all, synthetic, Report, RunOptions, Scenario, Strategy, World};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn synthetic_traces_are_what_their_generator_makes() {
+    for (name, text) in synthetic::shipped() {
+        assert!(
+            read(&format!("events/traces/{name}")) == text,
+            "events/traces/{name} differs from its generator: run `cargo run -p headroom-sim --example make-traces`"
+        );
+    }
+}
+
+#[test]
+fn every_shipped_scenario_parses_with_its_trace() {
+    for (dir, trace) in [
+        ("daily-peak-bursts", "synthetic-daily-peak-bursts-1m.csv"),
+        ("nyc-taxi", "nyc-taxi-2014-10-06-2wk-30min.csv"),
+        ("async-batches", "synthetic-async-batches-1m.csv"),
+        ("azure-llm", "azure-llm-conv-10s.csv"),
+    ] {
+        let plan = read(&format!("events/scenarios/{dir}/plan.toml"));
+        let world = read(&format!("events/scenarios/{dir}/world.toml"));
+        let trace = read(&format!("events/traces/{trace}"));
+        let s = Scenario::parse(dir, ("plan", &plan), ("world", &world), ("trace", &trace));
+        assert!(
+            s.is_ok(),
+            "{dir}: {}",
+            s.err().map(|e| e.to_string()).unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn the_embedded_default_is_the_shipped_scenario() {
+    assert_eq!(
+        headroom_sim::scenario::DEFAULT_PLAN,
+        read("events/scenarios/daily-peak-bursts/plan.toml")
+    );
+    assert_eq!(
+        headroom_sim::scenario::DEFAULT_WORLD,
+        read("events/scenarios/daily-peak-bursts/world.toml")
+    );
+    let s = Scenario::default_scenario().expect("the default scenario is valid");
+    assert_eq!(s.trace.counts.len(), 7 * 1440);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_result_and_another_seed_another() {
+    let base = Scenario::default_scenario().expect("valid");
+    let two_days = |seed: u64| {
+        let mut s = base.clone();
+        s.trace = s.trace.truncated(2 * 1440);
+        s.world.seed = seed;
+        Report::new(&s, run_all(&s, &mut RunOptions::default())).to_json()
+    };
+    let a = two_days(7);
+    assert_eq!(a, two_days(7));
+    // Provisioning times are drawn from the seed: another seed starts instances at other times.
+    let b = two_days(8);
+    assert_ne!(
+        a["strategies"]["target_tracking"]["instance_hours"],
+        b["strategies"]["target_tracking"]["instance_hours"]
+    );
+}
+
+#[test]
+fn json_has_the_three_strategies_with_the_issue_keys() {
+    let s = headroom_sim::synthetic::fleet(1, 1).expect("fleet");
+    let json = Report::new(&s, run_all(&s, &mut RunOptions::default())).to_json();
+    for strategy in ["target_tracking", "headroom", "oracle"] {
+        for key in [
+            "breach_minutes",
+            "failed_requests",
+            "instance_hours",
+            "launches",
+            "max_backlog",
+        ] {
+            assert!(
+                json["strategies"][strategy].get(key).is_some(),
+                "{strategy}.{key} missing in {json}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_default_scenario_keeps_planned_peaks_clean_for_less_than_fifteen_percent_more() {
+    let s = Scenario::default_scenario().expect("valid");
+    let results = run_all(&s, &mut RunOptions::default());
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+    assert!(
+        tt.total.breach_minutes_in_peaks > 0,
+        "the scenario must be a challenge"
+    );
+    assert_eq!(hr.total.breach_minutes_in_peaks, 0);
+    assert!(hr.total.breach_minutes < tt.total.breach_minutes);
+    assert!(hr.total.instance_hours <= tt.total.instance_hours * 1.15);
+    assert_eq!(hr.headroom.as_ref().map(|h| h.errors), Some(0));
+}
+
+#[test]
+fn a_world_target_missing_from_the_plan_is_refused_by_name() {
+    let world = World::parse(
+        "w",
+        "[[target]]\nresource_id = \"endpoint/other/variant/v\"\ncapacity_per_instance = 1.0\nprovisioning = \"5m\"\n",
+    )
+    .expect("valid world");
+    let plan = headroom_core::parse_plan(
+        "p",
+        "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\nmax_capacity = 2\n",
+    )
+    .expect("valid plan");
+    let trace =
+        headroom_sim::Trace::parse("t", &trace("2026-01-05T00:00:00Z", 2, |_| 1.0)).expect("trace");
+    let err = Scenario::new("x", plan, world, trace)
+        .expect_err("mismatch")
+        .to_string();
+    assert!(
+        err.contains("endpoint/other/variant/v is not in the plan"),
+        "{err}"
+    );
+    assert!(
+        err.contains("endpoint/e/variant/v has no [[target]] in the world"),
+        "{err}"
+    );
+}
