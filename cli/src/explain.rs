@@ -108,7 +108,7 @@ pub async fn explain(
                 ),
                 _ => (
                     "headroom-tick",
-                    headroom_tick::handle(&world.aas, &world.store, event, at)
+                    headroom_tick::handle(&world.aas, &world.store, &world.capacity, event, at)
                         .await
                         .map(|r| serde_json::to_value(r))
                         .map_err(|e| e.to_string()),

@@ -266,6 +266,7 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
         headroom_tick::handle(
             &w.aas,
             &w.store,
+            &w.capacity,
             &json(TICK),
             ok_at + Duration::minutes(minutes),
         )
@@ -406,13 +407,25 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
     )
     .await
     .expect("handled");
-    headroom_tick::handle(&w.aas, &w.store, &json(TICK), ok_at + Duration::minutes(14))
-        .await
-        .expect("tick");
+    headroom_tick::handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(TICK),
+        ok_at + Duration::minutes(14),
+    )
+    .await
+    .expect("tick");
     assert_eq!(w.aas_bounds().await, (1, 4, false));
     // AND then lets target tracking take it back to zero
-    headroom_tick::handle(&w.aas, &w.store, &json(TICK), ok_at + Duration::minutes(16))
-        .await
-        .expect("tick");
+    headroom_tick::handle(
+        &w.aas,
+        &w.store,
+        &w.capacity,
+        &json(TICK),
+        ok_at + Duration::minutes(16),
+    )
+    .await
+    .expect("tick");
     assert_eq!(w.aas_bounds().await, (0, 4, false));
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 use chrono::{Duration, SecondsFormat, SubsecRound, Utc};
 use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore};
+use headroom_core::capacity_port::NoCapacity;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
 use headroom_core::Suspended;
@@ -83,7 +84,9 @@ max_capacity = 8
     counter.reset();
 
     // WHEN the tick runs (the peak's claim has been live since 5 minutes ago)
-    let first = handle(&aas, &store, &event, now).await.expect("first tick");
+    let first = handle(&aas, &store, &NoCapacity, &event, now)
+        .await
+        .expect("first tick");
 
     // THEN it raised MinCapacity to 5 with one register call and wrote the state once
     let Outcome::Tick(report) = first else {
@@ -121,9 +124,15 @@ max_capacity = 8
 
     // WHEN the same tick arrives again a minute later (a duplicate or the next tick)
     counter.reset();
-    let second = handle(&aas, &store, &event, now + Duration::minutes(1))
-        .await
-        .expect("second tick");
+    let second = handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &event,
+        now + Duration::minutes(1),
+    )
+    .await
+    .expect("second tick");
 
     // THEN nothing mutates: no register, no state write, no log record
     let Outcome::Tick(report) = second else {

@@ -2,6 +2,7 @@
 //! explicit peak events (late, duplicate, unmanaged) and bad input causing no mutation.
 
 use chrono::{DateTime, Duration, Utc};
+use headroom_core::capacity_port::NoCapacity;
 use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::ScalableTargetId;
 use headroom_tick::{handle, HandlerError, Outcome};
@@ -49,7 +50,7 @@ async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writ
     let aas = registered(500);
     let store = MemoryStateStore::default().with_plan(&big_plan(500, now));
 
-    let Outcome::Tick(report) = handle(&aas, &store, &tick_event(), now)
+    let Outcome::Tick(report) = handle(&aas, &store, &NoCapacity, &tick_event(), now)
         .await
         .expect("tick succeeds")
     else {
@@ -86,9 +87,15 @@ async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writ
 
     // The second tick right after changes nothing.
     let mutations = aas.calls.mutations() + store.calls.mutations();
-    handle(&aas, &store, &tick_event(), now + Duration::seconds(5))
-        .await
-        .expect("second tick succeeds");
+    handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &tick_event(),
+        now + Duration::seconds(5),
+    )
+    .await
+    .expect("second tick succeeds");
     assert_eq!(
         aas.calls.mutations() + store.calls.mutations(),
         mutations,
@@ -128,7 +135,7 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
         duplicate,
         notes,
         ..
-    } = handle(&aas, &store, &peak_event(), now)
+    } = handle(&aas, &store, &NoCapacity, &peak_event(), now)
         .await
         .expect("peak applies")
     else {
@@ -150,11 +157,15 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
 
     // The same event again (EventBridge Scheduler retried it): no second effect.
     let before = aas.calls.mutations() + store.calls.mutations();
-    let Outcome::Peak { duplicate, .. } =
-        handle(&aas, &store, &peak_event(), now + Duration::seconds(30))
-            .await
-            .expect("duplicate is fine")
-    else {
+    let Outcome::Peak { duplicate, .. } = handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &peak_event(),
+        now + Duration::seconds(30),
+    )
+    .await
+    .expect("duplicate is fine") else {
         panic!("peak outcome")
     };
     assert!(duplicate);
@@ -165,9 +176,15 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
 async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
     let store = MemoryStateStore::default().with_plan(ONE_TARGET);
-    handle(&aas, &store, &peak_event(), t("2026-11-26T09:00:00Z"))
-        .await
-        .expect("stored");
+    handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &peak_event(),
+        t("2026-11-26T09:00:00Z"),
+    )
+    .await
+    .expect("stored");
     assert_eq!(
         aas.get(&chat()).expect("registered").min,
         1,
@@ -175,22 +192,40 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     );
     assert_eq!(store.state(&chat()).claims.len(), 1);
 
-    handle(&aas, &store, &tick_event(), t("2026-11-27T13:34:00Z"))
-        .await
-        .expect("tick");
+    handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &tick_event(),
+        t("2026-11-27T13:34:00Z"),
+    )
+    .await
+    .expect("tick");
     assert_eq!(aas.get(&chat()).expect("registered").min, 1, "not yet due");
-    handle(&aas, &store, &tick_event(), t("2026-11-27T13:35:00Z"))
-        .await
-        .expect("tick");
+    handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &tick_event(),
+        t("2026-11-27T13:35:00Z"),
+    )
+    .await
+    .expect("tick");
     assert_eq!(
         aas.get(&chat()).expect("registered").min,
         8,
         "due at start minus lead time"
     );
     // After the end, the ramp steps down: 8 -> 4 at 22:00.
-    handle(&aas, &store, &tick_event(), t("2026-11-27T22:00:00Z"))
-        .await
-        .expect("tick");
+    handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &tick_event(),
+        t("2026-11-27T22:00:00Z"),
+    )
+    .await
+    .expect("tick");
     assert_eq!(aas.get(&chat()).expect("registered").min, 4);
 }
 
@@ -200,9 +235,15 @@ async fn a_peak_for_an_unmanaged_target_is_refused_without_any_mutation() {
     let store = MemoryStateStore::default().with_plan(
         "version = 1\n[[target]]\nresource_id = \"endpoint/other/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 2\n",
     );
-    let err = handle(&aas, &store, &peak_event(), t("2026-11-27T13:50:00Z"))
-        .await
-        .expect_err("unmanaged");
+    let err = handle(
+        &aas,
+        &store,
+        &NoCapacity,
+        &peak_event(),
+        t("2026-11-27T13:50:00Z"),
+    )
+    .await
+    .expect_err("unmanaged");
     assert!(err.to_string().contains("not managed by the plan"), "{err}");
     assert!(!err.is_retryable());
     assert_eq!(aas.calls.mutations() + store.calls.mutations(), 0);
@@ -227,7 +268,7 @@ async fn malformed_events_are_refused_with_the_field_named_and_no_mutation() {
         ),
     ] {
         let event: serde_json::Value = serde_json::from_str(file).expect("valid JSON");
-        let err = handle(&aas, &store, &event, t("2026-11-27T13:50:00Z"))
+        let err = handle(&aas, &store, &NoCapacity, &event, t("2026-11-27T13:50:00Z"))
             .await
             .expect_err("refused");
         assert!(matches!(err, HandlerError::BadEvent(_)));
@@ -241,10 +282,69 @@ async fn a_tick_without_a_stored_plan_says_how_to_store_one() {
     let err = handle(
         &MemoryScalingTargets::default(),
         &MemoryStateStore::default(),
+        &NoCapacity,
         &tick_event(),
         t("2026-11-27T13:50:00Z"),
     )
     .await
     .expect_err("no plan");
     assert!(err.to_string().contains("headroom plan apply"), "{err}");
+}
+
+#[tokio::test]
+async fn the_tick_measures_a_wake_in_the_same_pass_with_one_state_read_per_page() {
+    use headroom_core::capacity_port::MemoryCapacity;
+    // GIVEN the example plan (3 targets) and a backlog alarm that woke the async endpoint at 06:03.
+    let plan = include_str!("../../events/plans/example.toml");
+    let async_ep: ScalableTargetId = "endpoint/summarize-async/variant/AllTraffic"
+        .parse()
+        .expect("valid id");
+    let aas = MemoryScalingTargets::default()
+        .with_target(async_ep.clone(), 0, 4)
+        .with_target(chat(), 2, 12)
+        .with_target(
+            "inference-component/llama-8b-ic".parse().expect("valid id"),
+            0,
+            6,
+        );
+    let store = MemoryStateStore::default().with_plan(plan);
+    let capacity = MemoryCapacity::default().with(async_ep.clone(), 1, 0);
+    let alarm: serde_json::Value = serde_json::from_str(include_str!(
+        "../../events/alarms/eventbridge-backlog-alarm.json"
+    ))
+    .expect("fixture parses");
+    headroom_alarm::handle(&aas, &store, &capacity, &alarm, t("2026-03-14T06:03:02Z"))
+        .await
+        .expect("alarm handled");
+    assert_eq!(
+        aas.get(&async_ep).expect("registered").min,
+        1,
+        "woken from zero at once"
+    );
+    let calls_before = capacity.call_count();
+    let reads_before = Calls::get(&store.calls.load_states);
+
+    // WHEN the instance is in service at 06:10 and the tick runs
+    capacity.set(async_ep.clone(), 1, 1);
+    let Outcome::Tick(report) = handle(
+        &aas,
+        &store,
+        &capacity,
+        &tick_event(),
+        t("2026-03-14T06:10:00Z"),
+    )
+    .await
+    .expect("tick") else {
+        panic!("tick report")
+    };
+
+    // THEN the latency (alarm at 06:03:00.820 to 06:10) is recorded in that same pass: one state
+    // read for the page, and SageMaker asked only about the waking target.
+    assert_eq!(Calls::get(&store.calls.load_states) - reads_before, 1);
+    assert_eq!(capacity.call_count() - calls_before, 1);
+    let state = store.state(&async_ep);
+    assert_eq!(state.wake_latencies.len(), 1, "{report:?}");
+    assert_eq!(state.wake_latencies[0].seconds, 419);
+    assert!(state.wake_pending_since.is_none());
+    assert!(report.observed[0].contains("woke"), "{:?}", report.observed);
 }

@@ -2,6 +2,7 @@
 //! headroom-core; this file only routes.
 
 use chrono::{DateTime, Utc};
+use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::lead_time::lead_time;
 use headroom_core::peaks::{apply_peak_request, PeakRequest};
 use headroom_core::ports::{ScalingTargets, StateStore};
@@ -66,17 +67,19 @@ pub fn peak_change<'a>(
     }
 }
 
-/// Handles one event at `now` against the given ports.
-pub async fn handle<A: ScalingTargets, S: StateStore>(
+/// Handles one event at `now` against the given ports. `capacity` reads SageMaker's counts for the
+/// few targets whose state asks for it (pending wakes, firing burst guards).
+pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     aas: &A,
     store: &S,
+    capacity: &C,
     event: &serde_json::Value,
     now: DateTime<Utc>,
 ) -> Result<Outcome, HandlerError> {
     match parse_trigger(event)? {
         Trigger::Tick(tick) => {
             tracing::debug!(event_id = ?tick.id, scheduled = ?tick.at, "tick");
-            let report = reconcile::tick(aas, store, now).await?;
+            let report = reconcile::tick(aas, store, Some(capacity), now).await?;
             let failed = report.errors.iter().filter(|e| e.retryable).count();
             for failure in &report.errors {
                 tracing::error!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "reconcile failed");

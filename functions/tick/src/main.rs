@@ -1,7 +1,9 @@
 //! Lambda entry point: initialise once (logging, environment, AWS clients), then serve events.
 
 use chrono::Utc;
-use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, FunctionEnv};
+use headroom_adapters::{
+    AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
+};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::{json, Value};
 
@@ -19,11 +21,12 @@ async fn main() -> Result<(), Error> {
     let clients = Clients::load(&env.aws).await;
     let aas = AasScalingTargets::new(clients.aas.clone());
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
+    let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
-        let (aas, store) = (&aas, &store);
+        let (aas, store, capacity) = (&aas, &store, &capacity);
         async move {
-            match headroom_tick::handle(aas, store, &event.payload, Utc::now()).await {
+            match headroom_tick::handle(aas, store, capacity, &event.payload, Utc::now()).await {
                 Ok(outcome) => Ok(serde_json::to_value(outcome)?),
                 // Retryable: fail the invocation so Lambda retries, then the failure destination.
                 Err(e) if e.is_retryable() => Err(Error::from(e)),

@@ -67,3 +67,16 @@ impl CurrentCapacity for MemoryCapacity {
             .map(|c| (c.desired, c.current)))
     }
 }
+
+/// No capacity port: for callers that do not read SageMaker (then nothing is observed).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCapacity;
+
+impl CurrentCapacity for NoCapacity {
+    async fn desired_and_current(
+        &self,
+        _id: &ScalableTargetId,
+    ) -> Result<Option<(u32, u32)>, PortError> {
+        Ok(None)
+    }
+}

@@ -6,6 +6,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::alarms::{observe_capacity, wants_capacity_observation};
+use crate::capacity_port::{CurrentCapacity, NoCapacity};
 use crate::decide::{decide, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -81,6 +83,8 @@ pub struct TickReport {
     pub paused: Vec<String>,
     pub drifted: Vec<String>,
     pub state_writes: usize,
+    /// What SageMaker's counts showed (wake latencies, high-water marks), per target.
+    pub observed: Vec<String>,
     pub errors: Vec<TickFailure>,
 }
 
@@ -200,7 +204,11 @@ fn write_token(trigger: &str, at: DateTime<Utc>) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = SEED.get_or_init(Default::default).build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("{trigger}@{}#{:016x}", at.timestamp_millis(), hasher.finish())
+    format!(
+        "{trigger}@{}#{:016x}",
+        at.timestamp_millis(),
+        hasher.finish()
+    )
 }
 
 /// The structured log line every change leaves, with the decision and its reasons as fields.
@@ -298,19 +306,36 @@ pub async fn reconcile_named<A: ScalingTargets, S: StateStore>(
 
 /// The safety net: reconciles every managed target, a page of 50 at a time, with one
 /// DescribeScalableTargets call and one state read per page.
-pub async fn tick<A: ScalingTargets, S: StateStore>(
+pub async fn tick<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     aas: &A,
     store: &S,
+    capacity: Option<&C>,
     now: DateTime<Utc>,
 ) -> Result<TickReport, ReconcileError> {
     let (plan_version, plan) = load_plan(store).await?;
-    Ok(tick_plan(aas, store, &plan, plan_version, now).await)
+    Ok(tick_plan_observing(aas, store, capacity, &plan, plan_version, now).await)
 }
 
-/// [`tick`] with a plan already in hand (the simulator and tests hold theirs).
+/// [`tick`] with a plan already in hand (the simulator and tests hold theirs), without reading
+/// SageMaker capacity.
 pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
     aas: &A,
     store: &S,
+    plan: &Plan,
+    plan_version: u64,
+    now: DateTime<Utc>,
+) -> TickReport {
+    tick_plan_observing(aas, store, None::<&NoCapacity>, plan, plan_version, now).await
+}
+
+/// The tick's single pass over the plan, a page of 50 targets at a time: one describe and one
+/// state read per page; for the few targets whose state asks for it (a pending wake, a firing
+/// burst guard), SageMaker's counts are read and observed first (`alarms::observe_capacity`), so a
+/// raised high-water mark or a measured wake latency lands in the same decision and write.
+pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
+    aas: &A,
+    store: &S,
+    capacity: Option<&C>,
     plan: &Plan,
     plan_version: u64,
     now: DateTime<Utc>,
@@ -342,13 +367,33 @@ pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
                 .find(|(id, _)| id == &target.id)
                 .map(|(_, s)| s.clone())
                 .unwrap_or_default();
+            let mut state = before.clone();
+            let mut notes = Vec::new();
+            if let Some(capacity) =
+                capacity.filter(|_| wants_capacity_observation(target, &before, now))
+            {
+                match capacity.desired_and_current(&target.id).await {
+                    Ok(Some((desired, current))) => {
+                        notes = observe_capacity(target, &mut state, desired, current, now)
+                    }
+                    Ok(None) => {
+                        tracing::warn!(target_id = %target.id, "SageMaker does not know this target: no capacity observed")
+                    }
+                    // The decision goes ahead without the observation; the next tick reads again.
+                    Err(e) => report.errors.push(TickFailure {
+                        target: target.id.to_string(),
+                        retryable: e.is_retryable(),
+                        error: format!("failed to read SageMaker capacity: {e}"),
+                    }),
+                }
+            }
             let decision = decide_now(
                 target,
                 observed.iter().find(|o| o.id == target.id),
-                &before,
+                &state,
                 now,
             );
-            let result = match apply(aas, store, &decision, &before, "tick", &[], false).await {
+            let result = match apply(aas, store, &decision, &before, "tick", &notes, false).await {
                 Ok((SaveOutcome::Saved, written)) => Ok((decision, written)),
                 // Another invocation wrote this target meanwhile: redo it alone, from fresh reads.
                 Ok((SaveOutcome::Conflict, _)) => {
@@ -370,7 +415,12 @@ pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
                         Action::None => {}
                     }
                     if decision.drift.is_some() {
-                        report.drifted.push(name);
+                        report.drifted.push(name.clone());
+                    }
+                    if !notes.is_empty() {
+                        report
+                            .observed
+                            .push(format!("{name}: {}", notes.join("; ")));
                     }
                 }
                 Err(e) => report.errors.push(TickFailure {
