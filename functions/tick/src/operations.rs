@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use headroom_adapters::{AasScalingTargets, DynamoStateStore};
+use headroom_adapters::{AasScalingTargets, DynamoStateStore, SageMakerCapacity};
 
 /// `(adapter type name, its operations)`, the name and the list taken from the same type.
 macro_rules! adapter {
@@ -17,7 +17,11 @@ macro_rules! adapter {
 }
 
 /// Every adapter this function builds.
-pub const ADAPTERS: &[(&str, &[&str])] = &[adapter!(AasScalingTargets), adapter!(DynamoStateStore)];
+pub const ADAPTERS: &[(&str, &[&str])] = &[
+    adapter!(AasScalingTargets),
+    adapter!(DynamoStateStore),
+    adapter!(SageMakerCapacity),
+];
 
 /// Every AWS operation (`service:Action`, as IAM names it) this function can call.
 pub fn operations() -> BTreeSet<&'static str> {
