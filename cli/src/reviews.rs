@@ -121,6 +121,16 @@ async fn ack(args: AckArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A model in a few characters: the pipeline's label, else the model name, else the fingerprint
+/// (`headroom reviews show` has the rest).
+fn short(i: &headroom_core::identity::ModelIdentity) -> String {
+    i.version_label
+        .clone()
+        .or_else(|| i.model_name.clone())
+        .or_else(|| i.inference_component.clone())
+        .unwrap_or_else(|| i.fingerprint())
+}
+
 /// A plain-text table, one review a line.
 pub fn table(reviews: &[Review]) -> String {
     let rows: Vec<[String; 7]> = reviews
@@ -139,8 +149,8 @@ pub fn table(reviews: &[Review]) -> String {
                     "{} -> {}",
                     r.previous
                         .as_ref()
-                        .map_or_else(|| r.previous_fingerprint.clone(), |p| p.summary()),
-                    r.current.summary()
+                        .map_or_else(|| r.previous_fingerprint.clone(), short),
+                    short(&r.current)
                 ),
                 r.policies.len().to_string(),
                 warmup,
@@ -178,4 +188,88 @@ pub fn table(reviews: &[Review]) -> String {
         out.push_str(&line(row.iter().map(String::as_str).collect()));
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
+mod tests {
+    use super::*;
+    use chrono::DateTime;
+    use headroom_core::identity::{ContainerIdentity, ModelIdentity};
+    use headroom_core::review::{build_review, ReviewInput};
+    use headroom_core::state::LeadSample;
+
+    fn identity(version: &str, label: Option<&str>) -> ModelIdentity {
+        ModelIdentity {
+            endpoint: Some("chat-prod".into()),
+            endpoint_config: Some(format!("chat-prod-config-{version}")),
+            inference_component: None,
+            model_name: Some(format!("chat-llama-{version}")),
+            model_arn: None,
+            containers: vec![ContainerIdentity {
+                image: Some(
+                    "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.29.0-lmi11"
+                        .into(),
+                ),
+                model_data: Some(format!("s3://models/chat-llama/{version}/")),
+                model_package: None,
+            }],
+            instance_type: Some("ml.g5.2xlarge".into()),
+            version_label: label.map(str::to_owned),
+            observed_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn the_table_shows_the_change_the_policies_and_the_old_warmup() {
+        let plan = headroom_core::parse_plan(
+            "t",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/chat-prod/variant/AllTraffic\"\nmin_capacity = 2\nmax_capacity = 8\n",
+        )
+        .unwrap();
+        let old = identity("v7", None);
+        let at = DateTime::parse_from_rfc3339("2026-03-14T09:12:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let samples: Vec<LeadSample> = [300, 360, 420]
+            .iter()
+            .map(|s| LeadSample {
+                ended_at: at,
+                seconds: *s,
+                model: Some(old.fingerprint()),
+                source: "aas-activity".into(),
+            })
+            .collect();
+        let review = build_review(ReviewInput {
+            target: &plan.targets[0],
+            at,
+            trigger: "sagemaker:x".into(),
+            endpoint_arn: None,
+            tagged: false,
+            previous_fingerprint: old.fingerprint(),
+            previous: Some(old),
+            current: identity("v8", Some("llama3-8b-2026-03-14.2")),
+            policies: vec![],
+            observed: None,
+            decisions: vec![],
+            samples: &samples,
+            gaps: vec![],
+        });
+        let text = table(&[review.clone()]);
+        eprintln!("{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("ID") && lines[0].contains("WARM-UP (OLD MODEL)"));
+        assert!(lines[1].starts_with(&review.id));
+        assert!(
+            lines[1].contains("chat-llama-v7 -> llama3-8b-2026-03-14.2"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].contains("p90 420s of 3; lead 525s"),
+            "{}",
+            lines[1]
+        );
+    }
 }
