@@ -228,10 +228,26 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
         .send()
         .await
         .expect("recreate the endpoint with the v2 config");
+    sm_counter.reset();
+    dynamo_counter.reset();
     let changed = deploy
         .handle(&event_for(IN_SERVICE, &endpoint), Utc::now())
         .await
         .expect("change handled");
+    // Each resource is described once per event, and the tag is one call.
+    for op in [
+        "DescribeEndpoint",
+        "DescribeEndpointConfig",
+        "DescribeModel",
+        "AddTags",
+    ] {
+        assert_eq!(sm_counter.get(op), 1, "{op}: {:?}", sm_counter.snapshot());
+    }
+    eprintln!(
+        "calls for one model change: SageMaker {:?}, DynamoDB {:?}",
+        sm_counter.snapshot(),
+        dynamo_counter.snapshot()
+    );
     let again = deploy
         .handle(&event_for(IN_SERVICE_AGAIN, &endpoint), Utc::now())
         .await
