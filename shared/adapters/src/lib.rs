@@ -5,14 +5,14 @@
 //! One line per module below; add yours at the end of the list.
 
 pub mod aas;
+pub mod aas_history;
 pub mod config;
 pub mod dynamo;
+pub mod dynamo_reviews;
 pub mod env;
 pub mod error;
 pub mod sagemaker_capacity;
 pub mod sagemaker_models;
-pub mod aas_history;
-pub mod dynamo_reviews;
 
 #[cfg(test)]
 mod test_support;

@@ -13,7 +13,11 @@ pub enum EventError {
 }
 
 impl EventError {
-    pub fn malformed(kind: &'static str, field: impl Into<String>, problem: impl Into<String>) -> Self {
+    pub fn malformed(
+        kind: &'static str,
+        field: impl Into<String>,
+        problem: impl Into<String>,
+    ) -> Self {
         Self::Malformed {
             kind,
             field: field.into(),

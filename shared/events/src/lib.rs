@@ -67,7 +67,9 @@ pub fn parse_trigger(event: &serde_json::Value) -> Result<Trigger, EventError> {
             hint: format!("EventBridge detail-type {dt:?} is not one headroom handles"),
         }),
         None => Err(EventError::Unrecognized {
-            hint: "no `kind`, `alarmData` or `detail-type` field: see events/ for the accepted shapes".into(),
+            hint:
+                "no `kind`, `alarmData` or `detail-type` field: see events/ for the accepted shapes"
+                    .into(),
         }),
     }
 }
