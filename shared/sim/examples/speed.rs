@@ -1,23 +1,34 @@
-//! Times the two speed goals once each (a quick check; the benchmark is `cargo bench -p
-//! headroom-sim`): `cargo run --release -p headroom-sim --example speed`.
+//! Times the two speed goals once each, per strategy (a quick check; the benchmark is
+//! `cargo bench -p headroom-sim`): `cargo run --release -p headroom-sim --example speed`.
 
 use std::time::Instant;
 
-use headroom_sim::{run_all, synthetic, RunOptions};
+use headroom_sim::engine::run_reactive;
+use headroom_sim::{oracle, synthetic, RunOptions, Strategy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (targets, days) in [(1, 30), (100, 7)] {
         let scenario = synthetic::fleet(targets, days)?;
-        let started = Instant::now();
-        let results = run_all(&scenario, &mut RunOptions::default());
-        let took = started.elapsed();
-        let steps = scenario.trace.steps() * targets;
-        println!(
-            "{targets:>3} target(s) x {days:>2} days: {:.3} s for 3 strategies ({} target-steps each; headroom ticks: {})",
-            took.as_secs_f64(),
-            steps,
-            results[1].headroom.as_ref().map_or(0, |h| h.ticks)
-        );
+        let mut line = format!("{targets:>3} target(s) x {days:>2} days:");
+        let mut total = 0.0;
+        for s in Strategy::ALL {
+            let started = Instant::now();
+            let result = match s {
+                Strategy::Oracle => oracle::run(&scenario, &mut RunOptions::default()),
+                _ => run_reactive(&scenario, s, &mut RunOptions::default()),
+            };
+            let took = started.elapsed().as_secs_f64();
+            total += took;
+            line.push_str(&format!(" {} {took:.3} s", s.name()));
+            if let Some(h) = &result.headroom {
+                line.push_str(&format!(
+                    " ({} ticks, {} alarm events)",
+                    h.ticks, h.alarm_events
+                ));
+            }
+            line.push(';');
+        }
+        println!("{line} total {total:.3} s");
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         from
     };
-    println!("minute                demand  | tt: serve min | hr: serve min | or: serve");
+    println!("minute       demand | tt: serve   min  | hr: serve   min  | or: serve  (! = breach minute)");
     let points: Vec<&Vec<headroom_sim::engine::ChartPoint>> =
         results.iter().map(|r| &r.chart[0]).collect();
     for p in points[0]
@@ -35,17 +35,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         let find = |i: usize| points[i].iter().find(|q| q.at == p.at).copied();
         let (h, o) = (find(1), find(2));
+        let mark = |b: bool| if b { '!' } else { ' ' };
         println!(
-            "{} {:>7.1} | {:>5} {:>5} | {:>5} {:>5} | {:>5}",
+            "{} {:>7.1} | {:>5}{} {:>5} | {:>5}{} {:>5} | {:>5}{}",
             chrono::DateTime::from_timestamp(p.at, 0)
                 .map(|t| t.format("%a %H:%M").to_string())
                 .unwrap_or_default(),
             p.demand,
             p.in_service,
+            mark(p.breach),
             p.min_capacity,
             h.map_or(0, |h| h.in_service),
+            mark(h.is_some_and(|h| h.breach)),
             h.map_or(0, |h| h.min_capacity),
             o.map_or(0, |o| o.in_service),
+            mark(o.is_some_and(|o| o.breach)),
         );
     }
     Ok(())

@@ -3,7 +3,7 @@
 //! (in the `headroom` strategy) hears the alarm transitions and ticks once a minute, then the
 //! endpoint converges on the desired count and serves the step's requests.
 //!
-//! headroom runs exactly as in the Lambdas: `headroom_core::reconcile::tick_plan` and
+//! headroom runs exactly as in the Lambdas: `headroom_core::reconcile::tick_plan_observing` and
 //! `reconcile_named` over the ports, with [`SimAas`] standing in for Application Auto Scaling and
 //! `MemoryStateStore` for DynamoDB, driven by `memory::block_on` (every port call is ready at
 //! once).
@@ -16,8 +16,7 @@ use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::decide::Observed;
 use headroom_core::memory::{block_on, MemoryStateStore};
 use headroom_core::ports::{PortError, ScalingTargets};
-use headroom_core::reconcile::tick_plan;
-use headroom_core::wake::check_pending_wakes;
+use headroom_core::reconcile::tick_plan_observing;
 use headroom_core::{ScalableTargetId, Suspended};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -422,25 +421,20 @@ pub fn run_reactive(
                 crate::deliver::deliver(&sim, &store, &scenario.plan, &t, &mut activity);
             }
             if now.rem_euclid(60) == 0 {
-                // The tick Lambda: reconcile every target, then the capacity check that follows
-                // pending wakes and firing guards' high-water marks.
-                let report = block_on(tick_plan(&sim, &store, &scenario.plan, 1, instant(now)));
+                // The tick Lambda: one pass reconciling every target, reading SageMaker's counts
+                // for those with a pending wake or a firing guard.
+                let report = block_on(tick_plan_observing(
+                    &sim,
+                    &store,
+                    Some(&sim),
+                    &scenario.plan,
+                    1,
+                    instant(now),
+                ));
                 activity.ticks += 1;
                 activity.registers += report.registered.len() as u64;
                 if let Some(e) = report.errors.first() {
                     activity.errors += report.errors.len() as u64;
-                    activity
-                        .first_error
-                        .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
-                }
-                let capacity = block_on(check_pending_wakes(
-                    &sim,
-                    &store,
-                    &scenario.plan,
-                    instant(now),
-                ));
-                if let Some(e) = capacity.errors.first() {
-                    activity.errors += capacity.errors.len() as u64;
                     activity
                         .first_error
                         .get_or_insert_with(|| format!("{}: {}", e.target, e.error));

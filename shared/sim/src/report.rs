@@ -40,6 +40,8 @@ pub struct Goals {
     pub extra_instance_hours_percent: f64,
     /// headroom's instance-hours over the oracle's.
     pub oracle_ratio: f64,
+    /// Neither target tracking nor headroom breached (the reduction then reads 100 %).
+    pub no_breach_either_way: bool,
     pub met: bool,
 }
 
@@ -112,6 +114,7 @@ impl Report {
             breach_reduction_percent: round1(reduction),
             extra_instance_hours_percent: round1(extra),
             oracle_ratio: (ratio * 100.0).round() / 100.0,
+            no_breach_either_way: tt.breach_minutes == 0 && hr.breach_minutes == 0,
             met: peaks
                 && reduction >= GOAL_BREACH_REDUCTION_PERCENT
                 && extra <= GOAL_EXTRA_INSTANCE_HOURS_PERCENT
@@ -200,10 +203,14 @@ impl fmt::Display for Goals {
             if self.peaks_breach_free { "yes" } else { "no" },
             mark(self.peaks_breach_free)
         )?;
+        let breach = if self.no_breach_either_way {
+            "none".to_owned()
+        } else {
+            format!("{:+.1} %", -self.breach_reduction_percent)
+        };
         writeln!(
             f,
-            "  breach minutes:             {:<8} {} (goal: at least {GOAL_BREACH_REDUCTION_PERCENT} % fewer)",
-            format!("{:+.1} %", -self.breach_reduction_percent),
+            "  breach minutes:             {breach:<8} {} (goal: at least {GOAL_BREACH_REDUCTION_PERCENT} % fewer)",
             mark(self.breach_reduction_percent >= GOAL_BREACH_REDUCTION_PERCENT)
         )?;
         writeln!(

@@ -136,3 +136,24 @@ fn a_world_target_missing_from_the_plan_is_refused_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn the_chart_draws_one_panel_per_strategy() {
+    let s = headroom_sim::synthetic::fleet(1, 1).expect("fleet");
+    let results = run(&s);
+    let path = std::env::temp_dir().join(format!("headroom-sim-chart-{}.svg", std::process::id()));
+    headroom_sim::chart::draw(&path, "fleet: chat-api-000", &results, 0).expect("chart drawn");
+    let svg = std::fs::read_to_string(&path).expect("chart written");
+    let _ = std::fs::remove_file(&path);
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(100)]);
+    for label in [
+        "target_tracking",
+        "headroom",
+        "oracle",
+        "demand",
+        "in service",
+        "MinCapacity",
+    ] {
+        assert!(svg.contains(label), "{label} missing from the chart");
+    }
+}
