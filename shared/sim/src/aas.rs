@@ -41,14 +41,11 @@ pub const SCALE_IN_RATIO: f64 = 0.9;
 /// AWS's HasBacklogWithoutCapacity alarm: 2 of 2 one-minute averages >= 1.
 pub const BACKLOG_DATAPOINTS: u32 = 2;
 
-/// Why the desired count changed (for the activity counters).
+/// Which policy proposed a scale-out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
-    TrackingOut,
-    TrackingIn,
+enum Cause {
+    Tracking,
     BacklogStep,
-    Register,
-    Scheduled,
 }
 
 /// Counters of what AAS did.
@@ -138,10 +135,10 @@ impl Aas {
         self.min = min;
         self.max = max;
         self.suspended = suspended;
-        self.clamp(Cause::Register);
+        self.clamp();
     }
 
-    fn clamp(&mut self, _cause: Cause) {
+    fn clamp(&mut self) {
         self.desired = self.desired.clamp(self.min, self.max.max(self.min));
     }
 
@@ -162,7 +159,7 @@ impl Aas {
             if let Some(max) = f.max {
                 self.max = max;
             }
-            self.clamp(Cause::Scheduled);
+            self.clamp();
         }
     }
 
@@ -218,8 +215,7 @@ impl Aas {
                 let v = out_series.get(newest);
                 if self.high == AlarmState::Alarm && !v.is_nan() {
                     let base = out_base.unwrap_or(current).max(1);
-                    out_proposal =
-                        Some((proportional(base, v, t.target_value), Cause::TrackingOut));
+                    out_proposal = Some((proportional(base, v, t.target_value), Cause::Tracking));
                 }
             }
             if minute {

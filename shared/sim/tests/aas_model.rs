@@ -252,3 +252,26 @@ fn instances_serve_only_after_their_provisioning_time() {
     e.advance(1000 + 360);
     assert_eq!(e.in_service(), 5);
 }
+
+#[test]
+fn high_resolution_concurrency_scales_out_on_three_ten_second_datapoints() {
+    // Target 3 concurrent requests per instance; 10-second datapoints visible 20 s late.
+    let policy = TrackingPolicy {
+        metric: Metric::ConcurrentRequestsPerModel,
+        target_value: 3.0,
+        ..tracking(3.0)
+    };
+    let mut a = Aas::new(1, 20, 4, Some(policy), None, (DELAY, 20));
+    let mut m = Meter::new(1.0);
+    for period in 0..3 {
+        m.ten_second.push(period, 6.0);
+    }
+    // Period p is visible from 10 (p + 1) + 20: periods 0 and 1 by 40 s, 2 by 50 s.
+    a.evaluate(40, 4, &m);
+    assert_eq!(a.desired, 4);
+    a.evaluate(50, 4, &m);
+    assert_eq!(
+        a.desired, 8,
+        "ceil(4 x 6 / 3), 50 s after the load rose, not minutes"
+    );
+}
