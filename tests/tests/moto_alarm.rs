@@ -13,7 +13,7 @@ use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore, SageM
 use headroom_alarm::handle;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
-use headroom_core::wake::check_pending_wakes;
+use headroom_core::reconcile::tick_plan_observing;
 use headroom_core::{parse_plan, ClaimSource, Suspended};
 use headroom_tests::{create_endpoint, sdk_config, unique, CallCounter};
 
@@ -350,25 +350,43 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
         .expect("state");
     assert_eq!(pending(&state[0].1), Some(alarm_at));
 
-    // WHEN the tick checks before any instance is in service THEN nothing is recorded
-    let early = check_pending_wakes(
-        &w.capacity,
+    // WHEN the tick runs before any instance is in service THEN SageMaker is read, nothing is
+    // recorded and AAS is left as the alarm set it
+    w.counter.reset();
+    let early = tick_plan_observing(
+        &w.aas,
         &w.store,
+        Some(&w.capacity),
         &plan,
+        1,
         alarm_at + Duration::minutes(2),
     )
     .await;
     assert!(early.errors.is_empty(), "{:?}", early.errors);
-    assert_eq!(early.observed, [w.id.to_string()]);
-    assert!(early.woke.is_empty());
+    assert_eq!(
+        w.counter.get("DescribeEndpoint"),
+        1,
+        "{:?}",
+        w.counter.snapshot()
+    );
+    assert!(early.observed.is_empty(), "{:?}", early.observed);
     assert_eq!(early.state_writes, 0);
+    assert_eq!(w.counter.get("RegisterScalableTarget"), 0);
 
     // WHEN AAS has scaled out and the instance is in service 6 min 40 s after the alarm
     w.set_instances(1).await;
     let in_service = alarm_at + Duration::seconds(400);
-    let report = check_pending_wakes(&w.capacity, &w.store, &plan, in_service).await;
-    // THEN the latency is stored for `headroom status`
-    assert_eq!(report.woke, [(w.id.to_string(), 400)]);
+    let report =
+        tick_plan_observing(&w.aas, &w.store, Some(&w.capacity), &plan, 1, in_service).await;
+    // THEN the latency is stored for `headroom status`, in one state write
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.observed.len(), 1, "{:?}", report.observed);
+    assert!(
+        report.observed[0].starts_with(&format!("{}: woke", w.id)),
+        "{:?}",
+        report.observed
+    );
+    assert_eq!(report.state_writes, 1);
     let state = w
         .store
         .load_states(std::slice::from_ref(&w.id))
@@ -380,12 +398,14 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
         Some(400)
     );
 
-    // A later check reads nothing: no wake is pending.
+    // A later tick reads nothing from SageMaker: no wake is pending.
     w.counter.reset();
-    check_pending_wakes(
-        &w.capacity,
+    tick_plan_observing(
+        &w.aas,
         &w.store,
+        Some(&w.capacity),
         &plan,
+        1,
         in_service + Duration::minutes(1),
     )
     .await;

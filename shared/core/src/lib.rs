@@ -23,7 +23,6 @@ pub mod ports;
 pub mod reconcile;
 pub mod review;
 pub mod state;
-pub mod wake;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};

@@ -8,13 +8,13 @@ use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
 use crate::capacity_port::{CurrentCapacity, NoCapacity};
-use crate::decide::{decide, Action, Decision};
+use crate::decide::{decide, Action, Decision, Observed};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
 use crate::log::DecisionRecord;
 use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
 use crate::ports::{PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
-use crate::state::TargetState;
+use crate::state::{take_state, TargetState};
 
 /// How often a conditional write may lose a race before the reconcile gives up (and the trigger
 /// retries later).
@@ -133,7 +133,7 @@ fn port<'a>(
 /// Decides with the lead time in force for this target.
 fn decide_now(
     target: &TargetPlan,
-    observed: Option<&crate::decide::Observed>,
+    observed: Option<&Observed>,
     state: &TargetState,
     now: DateTime<Utc>,
 ) -> Decision {
@@ -239,24 +239,65 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
     trigger: &str,
     change: Option<&EventChange<'_>>,
 ) -> Result<TargetOutcome, ReconcileError> {
+    let steps = Steps {
+        counts: None,
+        change,
+    };
+    reconcile_from(aas, store, target, now, trigger, &steps, None)
+        .await
+        .map(|(outcome, _)| outcome)
+}
+
+/// The pure changes one reconcile makes to the state it read, before deciding; redone on the
+/// fresh state when a write loses a race, so none of them is lost.
+struct Steps<'a> {
+    /// SageMaker's `(desired, current)` counts, read once per tick for a target whose state asks
+    /// for it, then observed (`alarms::observe_capacity`).
+    counts: Option<(u32, u32)>,
+    change: Option<&'a EventChange<'a>>,
+}
+
+/// Reconciles `target`, starting from reads already made (`page`: AAS's view and the stored
+/// state, as the tick has them) or from fresh ones; every attempt after a lost race re-reads.
+/// Returns the outcome and the notes of the capacity observation.
+async fn reconcile_from<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    target: &TargetPlan,
+    now: DateTime<Utc>,
+    trigger: &str,
+    steps: &Steps<'_>,
+    mut page: Option<(Option<&Observed>, TargetState)>,
+) -> Result<(TargetOutcome, Vec<String>), ReconcileError> {
     let id = &target.id;
     for _ in 0..MAX_ATTEMPTS {
-        let ids = std::slice::from_ref(id);
-        let observed = aas
-            .describe(ids)
-            .await
-            .map_err(port(id, "describe the scalable target"))?;
-        let (_, before) = store
-            .load_states(ids)
-            .await
-            .map_err(port(id, "load the target state"))?
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| (id.clone(), TargetState::default()));
+        let fresh: Vec<Observed>;
+        let (observed, before) = match page.take() {
+            Some(reads) => reads,
+            None => {
+                let ids = std::slice::from_ref(id);
+                fresh = aas
+                    .describe(ids)
+                    .await
+                    .map_err(port(id, "describe the scalable target"))?;
+                let mut states = store
+                    .load_states(ids)
+                    .await
+                    .map_err(port(id, "load the target state"))?;
+                (
+                    fresh.iter().find(|o| &o.id == id),
+                    take_state(&mut states, id),
+                )
+            }
+        };
         let mut state = before.clone();
-        let mut notes = Vec::new();
+        let observed_notes = match steps.counts {
+            Some((desired, current)) => observe_capacity(target, &mut state, desired, current, now),
+            None => Vec::new(),
+        };
+        let mut notes = observed_notes.clone();
         let mut duplicate = false;
-        if let Some(change) = change {
+        if let Some(change) = steps.change {
             if state.has_seen(&change.key, now) {
                 duplicate = true;
                 notes.push(format!(
@@ -268,17 +309,19 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
                 state.mark_seen(&change.key, now);
             }
         }
-        let decision = decide_now(target, observed.iter().find(|o| &o.id == id), &state, now);
-        let force = change.is_some() && !duplicate;
-        let log_notes = if duplicate { Vec::new() } else { notes.clone() };
-        match apply(aas, store, &decision, &before, trigger, &log_notes, force).await? {
+        let decision = decide_now(target, observed, &state, now);
+        let force = steps.change.is_some() && !duplicate;
+        // A duplicate event's note explains the outcome; it is not worth a log record.
+        let log_notes = if duplicate { &observed_notes } else { &notes };
+        match apply(aas, store, &decision, &before, trigger, log_notes, force).await? {
             (SaveOutcome::Saved, written) => {
-                return Ok(TargetOutcome {
+                let outcome = TargetOutcome {
                     decision,
                     duplicate,
                     state_written: written,
                     notes,
-                })
+                };
+                return Ok((outcome, observed_notes));
             }
             (SaveOutcome::Conflict, _) => continue,
         }
@@ -332,6 +375,8 @@ pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
 /// state read per page; for the few targets whose state asks for it (a pending wake, a firing
 /// burst guard), SageMaker's counts are read and observed first (`alarms::observe_capacity`), so a
 /// raised high-water mark or a measured wake latency lands in the same decision and write.
+/// SageMaker is read at most once per target; when the write loses a race, the target is redone
+/// from fresh reads with the same counts, so the observation is not lost.
 pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     aas: &A,
     store: &S,
@@ -347,7 +392,8 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
     };
     for page in plan.targets.chunks(DESCRIBE_PAGE) {
         let ids: Vec<ScalableTargetId> = page.iter().map(|t| t.id.clone()).collect();
-        let (observed, states) = match (aas.describe(&ids).await, store.load_states(&ids).await) {
+        let (observed, mut states) = match (aas.describe(&ids).await, store.load_states(&ids).await)
+        {
             (Ok(o), Ok(s)) => (o, s),
             (Err(e), _) | (_, Err(e)) => {
                 let retryable = e.is_retryable();
@@ -362,20 +408,13 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
             }
         };
         for target in page {
-            let before = states
-                .iter()
-                .find(|(id, _)| id == &target.id)
-                .map(|(_, s)| s.clone())
-                .unwrap_or_default();
-            let mut state = before.clone();
-            let mut notes = Vec::new();
+            let before = take_state(&mut states, &target.id);
+            let mut counts = None;
             if let Some(capacity) =
                 capacity.filter(|_| wants_capacity_observation(target, &before, now))
             {
                 match capacity.desired_and_current(&target.id).await {
-                    Ok(Some((desired, current))) => {
-                        notes = observe_capacity(target, &mut state, desired, current, now)
-                    }
+                    Ok(Some(found)) => counts = Some(found),
                     Ok(None) => {
                         tracing::warn!(target_id = %target.id, "SageMaker does not know this target: no capacity observed")
                     }
@@ -387,26 +426,24 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                     }),
                 }
             }
-            let decision = decide_now(
-                target,
-                observed.iter().find(|o| o.id == target.id),
-                &state,
-                now,
-            );
-            let result = match apply(aas, store, &decision, &before, "tick", &notes, false).await {
-                Ok((SaveOutcome::Saved, written)) => Ok((decision, written)),
-                // Another invocation wrote this target meanwhile: redo it alone, from fresh reads.
-                Ok((SaveOutcome::Conflict, _)) => {
-                    reconcile_target(aas, store, target, now, "tick", None)
-                        .await
-                        .map(|o| (o.decision, o.state_written))
-                }
-                Err(e) => Err(e),
+            let steps = Steps {
+                counts,
+                change: None,
             };
+            let page_reads = (observed.iter().find(|o| o.id == target.id), before);
+            // Another invocation may write this target meanwhile: then it is redone alone, from
+            // fresh reads, with the same observation.
+            let result =
+                reconcile_from(aas, store, target, now, "tick", &steps, Some(page_reads)).await;
             match result {
-                Ok((decision, written)) => {
+                Ok((outcome, notes)) => {
+                    let TargetOutcome {
+                        decision,
+                        state_written,
+                        ..
+                    } = outcome;
                     let name = target.id.to_string();
-                    if written {
+                    if state_written {
                         report.state_writes += 1;
                     }
                     match decision.action {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimSource};
 use crate::decide::Bounds;
+use crate::ids::ScalableTargetId;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
 /// covers EventBridge's and Lambda's retry windows with room to spare.
@@ -54,6 +55,20 @@ pub struct TargetState {
     /// Extension room for features that keep small per-target facts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
+}
+
+/// Takes `id`'s state out of a `StateStore::load_states` answer, or the default state when the
+/// answer holds none. It moves the state out rather than copying it, leaving a default behind:
+/// every target of a page is looked up once.
+pub fn take_state(
+    states: &mut [(ScalableTargetId, TargetState)],
+    id: &ScalableTargetId,
+) -> TargetState {
+    states
+        .iter_mut()
+        .find(|(stored, _)| stored == id)
+        .map(|(_, state)| std::mem::take(state))
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

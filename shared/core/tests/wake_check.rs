@@ -1,6 +1,7 @@
-//! The tick's capacity check (`wake::check_pending_wakes`) against memory ports: it reads
-//! SageMaker only for targets that need it, records wake latencies and high-water marks, reports
-//! failures with their retry class, and redoes its write when another invocation wrote first.
+//! The tick's capacity observation (`reconcile::tick_plan_observing`) against memory ports: it
+//! reads SageMaker only for targets that need it, records wake latencies and high-water marks,
+//! reports failures with their retry class, and redoes its write when another invocation wrote
+//! first.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -8,11 +9,11 @@ use chrono::{DateTime, Utc};
 use headroom_core::alarms::{apply_transition, AlarmRole, AlarmState, AlarmTransition};
 use headroom_core::capacity_port::{CurrentCapacity, MemoryCapacity};
 use headroom_core::log::DecisionRecord;
-use headroom_core::memory::{block_on, Calls, MemoryStateStore};
+use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
+use headroom_core::reconcile::{tick_plan_observing, TickReport};
 use headroom_core::state::TargetState;
-use headroom_core::wake::check_pending_wakes;
 use headroom_core::{ClaimSource, ScalableTargetId};
 
 const PLAN: &str = r#"
@@ -55,6 +56,45 @@ fn chat() -> ScalableTargetId {
     id("endpoint/chat/variant/AllTraffic")
 }
 
+fn idle() -> ScalableTargetId {
+    id("endpoint/idle/variant/AllTraffic")
+}
+
+/// AAS as the alarm handler leaves it: the wake's minimum of 1 on batch, chat's minimum at
+/// `chat_min` (the guard's floor when the burst alarm fired, else the plan's 1).
+fn aas(chat_min: u32) -> MemoryScalingTargets {
+    MemoryScalingTargets::default()
+        .with_target(batch(), 1, 4)
+        .with_target(chat(), chat_min, 12)
+        .with_target(idle(), 1, 2)
+}
+
+/// One tick over the plan with SageMaker's counts from `capacity`.
+fn tick<C: CurrentCapacity, S: StateStore>(
+    aas: &MemoryScalingTargets,
+    store: &S,
+    capacity: &C,
+    now: DateTime<Utc>,
+) -> TickReport {
+    block_on(tick_plan_observing(
+        aas,
+        store,
+        Some(capacity),
+        &plan(),
+        1,
+        now,
+    ))
+}
+
+/// The report's observation line for `target`, if any.
+fn observed<'r>(report: &'r TickReport, target: &ScalableTargetId) -> Option<&'r str> {
+    let prefix = format!("{target}: ");
+    report
+        .observed
+        .iter()
+        .find_map(|line| line.strip_prefix(&prefix))
+}
+
 /// Stores the state a transition leaves on a target.
 fn fired(
     store: &MemoryStateStore,
@@ -80,23 +120,36 @@ fn only_targets_with_a_pending_wake_or_a_firing_guard_are_read() {
     let capacity = MemoryCapacity::default()
         .with(batch(), 1, 1)
         .with(chat(), 9, 7)
-        .with(id("endpoint/idle/variant/AllTraffic"), 1, 1);
+        .with(idle(), 1, 1);
+    let aas = aas(5);
 
-    let report = block_on(check_pending_wakes(&capacity, &store, &plan(), at("06:07")));
+    let report = tick(&aas, &store, &capacity, at("06:07"));
 
     assert_eq!(capacity.call_count(), 2, "the idle target is not read");
-    assert_eq!(report.woke, [(batch().to_string(), 420)]);
-    assert_eq!(report.state_writes, 2);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.observed.len(), 2, "{:?}", report.observed);
+    assert!(
+        observed(&report, &batch()).is_some_and(|n| n.contains("woke")),
+        "{:?}",
+        report.observed
+    );
+    assert_eq!(report.state_writes, 2);
     let b = store.state(&batch());
     assert_eq!((b.wake_pending_since, b.wake_latencies.len()), (None, 1));
+    assert_eq!(b.wake_latencies[0].seconds, 420);
     let c = store.state(&chat());
     assert_eq!(c.high_water, Some(9));
     assert_eq!(c.claim(&ClaimSource::Guard).map(|g| g.floor), Some(9));
+    assert_eq!(
+        aas.get(&chat()).map(|o| o.min),
+        Some(9),
+        "the raised floor is applied in the same pass"
+    );
 
-    // Nothing changed since: the next check writes nothing.
-    let again = block_on(check_pending_wakes(&capacity, &store, &plan(), at("06:08")));
+    // Nothing changed since: the next tick writes nothing.
+    let again = tick(&aas, &store, &capacity, at("06:08"));
     assert_eq!(again.state_writes, 0);
+    assert!(again.observed.is_empty(), "{:?}", again.observed);
     assert_eq!(Calls::get(&store.calls.save_state), 2);
 }
 
@@ -122,13 +175,8 @@ fn failures_are_reported_per_target_with_their_class_and_change_nothing() {
         let store = MemoryStateStore::default();
         fired(&store, &batch(), AlarmRole::Wake, "backlog", 0);
         let before = store.state(&batch());
-        let report = block_on(check_pending_wakes(
-            &Failing(class),
-            &store,
-            &plan(),
-            at("06:05"),
-        ));
-        assert_eq!(report.errors.len(), 1);
+        let report = tick(&aas(1), &store, &Failing(class), at("06:05"));
+        assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
         assert_eq!(report.errors[0].target, batch().to_string());
         assert_eq!(report.errors[0].retryable, class == ErrorClass::Retryable);
         assert_eq!(store.state(&batch()), before);
@@ -189,9 +237,18 @@ fn a_lost_write_race_is_redone_on_fresh_state_keeping_both_changes() {
     };
     fired(&store.inner, &batch(), AlarmRole::Wake, "backlog", 0);
     let capacity = MemoryCapacity::default().with(batch(), 1, 1);
-    let report = block_on(check_pending_wakes(&capacity, &store, &plan(), at("06:05")));
+    let report = tick(&aas(1), &store, &capacity, at("06:05"));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(report.woke, [(batch().to_string(), 300)]);
+    assert!(
+        observed(&report, &batch()).is_some_and(|n| n.contains("woke")),
+        "{:?}",
+        report.observed
+    );
+    assert_eq!(
+        capacity.call_count(),
+        1,
+        "SageMaker is read once; the observation is redone on the fresh state"
+    );
     let s = store.inner.state(&batch());
     assert_eq!(
         s.model.as_deref(),
@@ -199,6 +256,7 @@ fn a_lost_write_race_is_redone_on_fresh_state_keeping_both_changes() {
         "their write survives"
     );
     assert_eq!(s.wake_latencies.len(), 1, "ours too");
+    assert_eq!(s.wake_latencies[0].seconds, 300);
     assert_eq!(
         Calls::get(&store.inner.calls.save_state),
         2,
