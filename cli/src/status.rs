@@ -7,6 +7,7 @@ use headroom_core::decide::decide;
 use headroom_core::lead_time::lead_time;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use headroom_core::reconcile::load_plan;
+use headroom_core::state::take_state;
 use headroom_core::ScalableTargetId;
 use serde_json::{json, Value};
 
@@ -40,13 +41,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     for page in targets.chunks(DESCRIBE_PAGE) {
         let ids: Vec<ScalableTargetId> = page.iter().map(|t| t.id.clone()).collect();
         let observed = aws.aas.describe(&ids).await?;
-        let states = aws.store.load_states(&ids).await?;
+        let mut states = aws.store.load_states(&ids).await?;
         for target in page {
-            let state = states
-                .iter()
-                .find(|(id, _)| id == &target.id)
-                .map(|(_, s)| s.clone())
-                .unwrap_or_default();
+            let state = take_state(&mut states, &target.id);
             let seen = observed.iter().find(|o| o.id == target.id);
             let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
             let d = decide(target, seen, &state, lead.span, now);

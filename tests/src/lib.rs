@@ -7,7 +7,10 @@
 //!   seconds of retries otherwise), bounded timeouts.
 //! - [`unique()`]: names per test, so tests run in parallel against one moto without resets.
 //! - [`CallCounter`]: an SDK interceptor counting calls per operation, to assert how many AWS
-//!   calls a step makes.
+//!   calls a step makes; `CallCounter::aas_client` and friends build clients it counts.
+//! - [`raw_scalable_target()`]: what moto's AAS holds, read past the adapter under test.
+//! - [`table_with_plan()`]: a fresh headroom table holding a test plan.
+//! - [`t()`]: an RFC 3339 instant.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -25,7 +28,10 @@ use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
-use headroom_adapters::AwsSettings;
+use chrono::{DateTime, Utc};
+use headroom_adapters::{create_table, AwsSettings, DynamoStateStore};
+use headroom_core::plan::{parse_plan, Plan};
+use headroom_core::ports::{SaveOutcome, StateStore, StoredPlan};
 
 /// How long a moto we start may take to answer (a loaded 2-core machine needs a few seconds).
 const MOTO_STARTUP: Duration = Duration::from_secs(60);
@@ -167,6 +173,45 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
+/// An instant written in RFC 3339.
+///
+/// # Panics
+/// If `s` is not RFC 3339.
+pub fn t(s: &str) -> DateTime<Utc> {
+    s.parse().expect("test timestamps are RFC 3339")
+}
+
+/// A fresh headroom table in moto (a unique name) whose stored plan (version 1) is `plan_text`,
+/// checked to parse first so that a broken test plan fails here. Returns the store over the
+/// table (`store.table()` names it) and the parsed plan.
+///
+/// # Panics
+/// If the plan does not parse or moto refuses the table or the write.
+pub async fn table_with_plan(
+    dynamo: &aws_sdk_dynamodb::Client,
+    source_name: &str,
+    plan_text: &str,
+    applied_at: DateTime<Utc>,
+) -> (DynamoStateStore, Plan) {
+    let plan = parse_plan(source_name, plan_text).expect("the test plan is valid");
+    let table = unique("headroom");
+    create_table(dynamo, &table)
+        .await
+        .expect("create the table");
+    let store = DynamoStateStore::new(dynamo.clone(), table);
+    let stored = StoredPlan {
+        version: 0,
+        text: plan_text.to_owned(),
+        source_name: source_name.to_owned(),
+        applied_at,
+    };
+    assert_eq!(
+        store.save_plan(&stored, 0).await.expect("store the plan"),
+        SaveOutcome::Saved
+    );
+    (store, plan)
+}
+
 /// Creates a SageMaker model, endpoint config (one `AllTraffic` variant on ml.m5.large, an
 /// instance type moto accepts) and endpoint named `endpoint` in moto.
 pub async fn create_endpoint(
@@ -212,8 +257,9 @@ pub async fn create_endpoint(
     Ok(())
 }
 
-/// Counts SDK calls per operation name ("DescribeScalableTargets", "PutItem", ...). Add it to a
-/// client with `aws_sdk_x::config::Builder::from(&sdk_config).interceptor(counter.clone())`.
+/// Counts SDK calls per operation name ("DescribeScalableTargets", "PutItem", ...). Build a
+/// counted client with [`CallCounter::aas_client`] (and the DynamoDB and SageMaker ones), or add
+/// it with `aws_sdk_x::config::Builder::from(&sdk_config).interceptor(counter.clone())`.
 /// It counts calls, not HTTP attempts (tests run with one attempt, so they are the same).
 #[derive(Debug, Clone, Default)]
 pub struct CallCounter {
@@ -238,6 +284,57 @@ impl CallCounter {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
     }
+
+    /// An Application Auto Scaling client for `config` whose calls this counter counts.
+    pub fn aas_client(&self, config: &SdkConfig) -> aws_sdk_applicationautoscaling::Client {
+        aws_sdk_applicationautoscaling::Client::from_conf(
+            aws_sdk_applicationautoscaling::config::Builder::from(config)
+                .interceptor(self.clone())
+                .build(),
+        )
+    }
+
+    /// A DynamoDB client for `config` whose calls this counter counts.
+    pub fn dynamo_client(&self, config: &SdkConfig) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(config)
+                .interceptor(self.clone())
+                .build(),
+        )
+    }
+
+    /// A SageMaker client for `config` whose calls this counter counts.
+    pub fn sagemaker_client(&self, config: &SdkConfig) -> aws_sdk_sagemaker::Client {
+        aws_sdk_sagemaker::Client::from_conf(
+            aws_sdk_sagemaker::config::Builder::from(config)
+                .interceptor(self.clone())
+                .build(),
+        )
+    }
+}
+
+/// What moto's AAS holds for the SageMaker variant `resource_id`, read with a raw
+/// DescribeScalableTargets call rather than through the adapter under test.
+///
+/// # Panics
+/// If the call fails or AAS holds no such target.
+pub async fn raw_scalable_target(
+    client: &aws_sdk_applicationautoscaling::Client,
+    resource_id: &str,
+) -> aws_sdk_applicationautoscaling::types::ScalableTarget {
+    use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
+    let out = client
+        .describe_scalable_targets()
+        .service_namespace(ServiceNamespace::Sagemaker)
+        .resource_ids(resource_id)
+        .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
+        .send()
+        .await
+        .expect("raw DescribeScalableTargets");
+    out.scalable_targets()
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("AAS holds no scalable target {resource_id}"))
 }
 
 impl Intercept for CallCounter {

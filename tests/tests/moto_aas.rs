@@ -5,17 +5,12 @@ use headroom_adapters::AasScalingTargets;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{ScalingTargets, DESCRIBE_PAGE};
 use headroom_core::Suspended;
-use headroom_tests::{sdk_config, unique, CallCounter};
+use headroom_tests::{raw_scalable_target, sdk_config, unique, CallCounter};
 
 async fn aas_with_counter() -> (AasScalingTargets, CallCounter) {
     let counter = CallCounter::default();
-    let config = aws_sdk_applicationautoscaling::config::Builder::from(&sdk_config().await)
-        .interceptor(counter.clone())
-        .build();
-    (
-        AasScalingTargets::new(aws_sdk_applicationautoscaling::Client::from_conf(config)),
-        counter,
-    )
+    let client = counter.aas_client(&sdk_config().await);
+    (AasScalingTargets::new(client), counter)
 }
 
 fn variant(endpoint: &str) -> ScalableTargetId {
@@ -51,18 +46,8 @@ async fn register_then_describe_round_trips_bounds_and_every_suspended_flag() {
     aas.register(&id, 1, 6, Suspended::default())
         .await
         .expect("re-register");
-    let raw = aas
-        .client()
-        .describe_scalable_targets()
-        .service_namespace(ServiceNamespace::Sagemaker)
-        .resource_ids(id.resource_id())
-        .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
-        .send()
-        .await
-        .expect("raw describe");
-    let state = raw.scalable_targets()[0]
-        .suspended_state()
-        .expect("SuspendedState present");
+    let raw = raw_scalable_target(aas.client(), &id.resource_id()).await;
+    let state = raw.suspended_state().expect("SuspendedState present");
     assert_eq!(state.dynamic_scaling_in_suspended(), Some(false));
     assert_eq!(state.dynamic_scaling_out_suspended(), Some(false));
     assert_eq!(state.scheduled_scaling_suspended(), Some(false));

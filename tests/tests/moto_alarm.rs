@@ -6,16 +6,18 @@
 //! moto runs nothing by itself (no alarms, no scaling): the tests inject the cause (the alarm
 //! event, UpdateEndpointWeightsAndCapacities for capacity arriving) and check the effect.
 
-use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 use aws_sdk_sagemaker::types::DesiredWeightAndCapacity;
-use chrono::{DateTime, Duration, Utc};
-use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore, SageMakerCapacity};
+use chrono::Duration;
+use headroom_adapters::{AasScalingTargets, DynamoStateStore, SageMakerCapacity};
 use headroom_alarm::handle;
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
+use headroom_core::plan::Plan;
+use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::reconcile::tick_plan_observing;
-use headroom_core::{parse_plan, ClaimSource, Suspended};
-use headroom_tests::{create_endpoint, sdk_config, unique, CallCounter};
+use headroom_core::{ClaimSource, Suspended};
+use headroom_tests::{
+    create_endpoint, raw_scalable_target, sdk_config, t, table_with_plan, unique, CallCounter,
+};
 
 const BURST_ALARM: &str = include_str!("../../events/alarms/eventbridge-burst-alarm.json");
 const BURST_ALARM_DIRECT: &str = include_str!("../../events/alarms/direct-action-burst-alarm.json");
@@ -29,10 +31,6 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).expect("fixtures are JSON")
 }
 
-fn t(s: &str) -> DateTime<Utc> {
-    s.parse().expect("valid time")
-}
-
 /// One test's world in moto: its own endpoint, AAS target, table and stored plan, with every
 /// client counting its calls.
 struct World {
@@ -43,7 +41,7 @@ struct World {
     capacity: SageMakerCapacity,
     sagemaker: aws_sdk_sagemaker::Client,
     counter: CallCounter,
-    plan_text: String,
+    plan: Plan,
 }
 
 impl World {
@@ -58,21 +56,9 @@ impl World {
     ) -> Self {
         let config = sdk_config().await;
         let counter = CallCounter::default();
-        let aas_client = aws_sdk_applicationautoscaling::Client::from_conf(
-            aws_sdk_applicationautoscaling::config::Builder::from(&config)
-                .interceptor(counter.clone())
-                .build(),
-        );
-        let dynamo = aws_sdk_dynamodb::Client::from_conf(
-            aws_sdk_dynamodb::config::Builder::from(&config)
-                .interceptor(counter.clone())
-                .build(),
-        );
-        let sagemaker = aws_sdk_sagemaker::Client::from_conf(
-            aws_sdk_sagemaker::config::Builder::from(&config)
-                .interceptor(counter.clone())
-                .build(),
-        );
+        let aas_client = counter.aas_client(&config);
+        let dynamo = counter.dynamo_client(&config);
+        let sagemaker = counter.sagemaker_client(&config);
         let endpoint = unique(prefix);
         create_endpoint(&sagemaker, &endpoint, instances.max(1))
             .await
@@ -83,22 +69,13 @@ impl World {
             .await
             .expect("register the target");
         let plan_text = plan(&id.to_string());
-        parse_plan("moto-alarm.toml", &plan_text).expect("the test plan is valid");
-        let table = unique("headroom");
-        create_table(&dynamo, &table)
-            .await
-            .expect("create the table");
-        let store = DynamoStateStore::new(dynamo, table);
-        let stored = StoredPlan {
-            version: 0,
-            text: plan_text.clone(),
-            source_name: "moto-alarm.toml".into(),
-            applied_at: t("2026-03-14T00:00:00Z"),
-        };
-        assert_eq!(
-            store.save_plan(&stored, 0).await.expect("store the plan"),
-            SaveOutcome::Saved
-        );
+        let (store, plan) = table_with_plan(
+            &dynamo,
+            "moto-alarm.toml",
+            &plan_text,
+            t("2026-03-14T00:00:00Z"),
+        )
+        .await;
         let world = Self {
             id,
             endpoint,
@@ -107,7 +84,7 @@ impl World {
             capacity: SageMakerCapacity::new(sagemaker.clone()),
             sagemaker,
             counter,
-            plan_text,
+            plan,
         };
         if instances == 0 {
             world.set_instances(0).await;
@@ -118,17 +95,7 @@ impl World {
 
     /// What moto's AAS holds for the target: (min, max, dynamic scale-in suspended).
     async fn aas_bounds(&self) -> (i32, i32, bool) {
-        let out = self
-            .aas
-            .client()
-            .describe_scalable_targets()
-            .service_namespace(ServiceNamespace::Sagemaker)
-            .resource_ids(self.id.resource_id())
-            .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
-            .send()
-            .await
-            .expect("raw describe");
-        let target = &out.scalable_targets()[0];
+        let target = raw_scalable_target(self.aas.client(), &self.id.resource_id()).await;
         let suspended = target
             .suspended_state()
             .and_then(|s| s.dynamic_scaling_in_suspended())
@@ -327,7 +294,6 @@ max_capacity = 4
 async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_latency() {
     // GIVEN an async endpoint at zero instances, bounds 0..4
     let w = World::new("wake", 0, 0, 4, wake_plan).await;
-    let plan = parse_plan("moto-alarm.toml", &w.plan_text).expect("valid plan");
     let alarm_at = t("2026-03-14T06:03:00.820Z");
 
     // WHEN the backlog alarm fires
@@ -357,7 +323,7 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
         &w.aas,
         &w.store,
         Some(&w.capacity),
-        &plan,
+        &w.plan,
         1,
         alarm_at + Duration::minutes(2),
     )
@@ -377,7 +343,7 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
     w.set_instances(1).await;
     let in_service = alarm_at + Duration::seconds(400);
     let report =
-        tick_plan_observing(&w.aas, &w.store, Some(&w.capacity), &plan, 1, in_service).await;
+        tick_plan_observing(&w.aas, &w.store, Some(&w.capacity), &w.plan, 1, in_service).await;
     // THEN the latency is stored for `headroom status`, in one state write
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.observed.len(), 1, "{:?}", report.observed);
@@ -404,7 +370,7 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
         &w.aas,
         &w.store,
         Some(&w.capacity),
-        &plan,
+        &w.plan,
         1,
         in_service + Duration::minutes(1),
     )

@@ -21,14 +21,14 @@ use chrono::{SubsecRound, Utc};
 use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
-use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore};
+use headroom_adapters::AasScalingTargets;
 use headroom_core::deploy_ports::ReviewStore;
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
+use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::review::ReviewStatus;
 use headroom_core::Suspended;
 use headroom_deploy::{ack_review, Deploy, Outcome};
-use headroom_tests::{sdk_config, unique, CallCounter};
+use headroom_tests::{sdk_config, table_with_plan, unique, CallCounter};
 use serde_json::{json, Value};
 
 const IN_SERVICE: &str = include_str!("../../events/sagemaker/endpoint-in-service-v8-a.json");
@@ -103,17 +103,9 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     // target-tracking policy attached
     let config = sdk_config().await;
     let sm_counter = CallCounter::default();
-    let sagemaker = aws_sdk_sagemaker::Client::from_conf(
-        aws_sdk_sagemaker::config::Builder::from(&config)
-            .interceptor(sm_counter.clone())
-            .build(),
-    );
+    let sagemaker = sm_counter.sagemaker_client(&config);
     let dynamo_counter = CallCounter::default();
-    let dynamo = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&config)
-            .interceptor(dynamo_counter.clone())
-            .build(),
-    );
+    let dynamo = dynamo_counter.dynamo_client(&config);
     let aas_client = aws_sdk_applicationautoscaling::Client::new(&config);
     let endpoint = unique("deploy");
     model_and_config(&sagemaker, &endpoint, "v1").await;
@@ -160,23 +152,14 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     let plan_text = format!(
         "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 4\n"
     );
-    let plan =
-        headroom_core::parse_plan("moto-deploy.toml", &plan_text).expect("the test plan is valid");
-    let table = unique("headroom");
-    create_table(&dynamo, &table)
-        .await
-        .expect("create the table");
-    let store = DynamoStateStore::new(dynamo.clone(), table.clone());
-    let stored = StoredPlan {
-        version: 0,
-        text: plan_text,
-        source_name: "moto-deploy.toml".into(),
-        applied_at: Utc::now().trunc_subsecs(0),
-    };
-    assert_eq!(
-        store.save_plan(&stored, 0).await.expect("store the plan"),
-        SaveOutcome::Saved
-    );
+    let (store, plan) = table_with_plan(
+        &dynamo,
+        "moto-deploy.toml",
+        &plan_text,
+        Utc::now().trunc_subsecs(0),
+    )
+    .await;
+    let table = store.table().to_owned();
 
     let endpoints = SageMakerModels::new(sagemaker.clone());
     let history = AasHistory::new(aas_client.clone());

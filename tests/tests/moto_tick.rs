@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 use chrono::{Duration, SecondsFormat, SubsecRound, Utc};
-use headroom_adapters::{create_table, AasScalingTargets, DynamoStateStore};
+use headroom_adapters::AasScalingTargets;
 use headroom_core::capacity_port::NoCapacity;
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
+use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::Suspended;
-use headroom_tests::{create_endpoint, sdk_config, unique, CallCounter};
+use headroom_tests::{
+    create_endpoint, raw_scalable_target, sdk_config, table_with_plan, unique, CallCounter,
+};
 use headroom_tick::{handle, Outcome};
 
 const TICK_EVENT: &str = include_str!("../../events/schedule/tick-rule.json");
@@ -21,16 +22,8 @@ async fn two_ticks_raise_min_capacity_once_before_the_peak_and_log_why() {
     // GIVEN an endpoint in moto whose variant AAS holds at min 1, max 8
     let config = sdk_config().await;
     let counter = CallCounter::default();
-    let aas_client = aws_sdk_applicationautoscaling::Client::from_conf(
-        aws_sdk_applicationautoscaling::config::Builder::from(&config)
-            .interceptor(counter.clone())
-            .build(),
-    );
-    let dynamo = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&config)
-            .interceptor(counter.clone())
-            .build(),
-    );
+    let aas_client = counter.aas_client(&config);
+    let dynamo = counter.dynamo_client(&config);
     let sagemaker = aws_sdk_sagemaker::Client::new(&config);
     let endpoint = unique("tick");
     create_endpoint(&sagemaker, &endpoint, 1)
@@ -63,22 +56,7 @@ max_capacity = 8
   floor = 5
 "#
     );
-    headroom_core::parse_plan("moto-tick.toml", &plan).expect("the test plan is valid");
-    let table = unique("headroom");
-    create_table(&dynamo, &table)
-        .await
-        .expect("create the table");
-    let store = DynamoStateStore::new(dynamo, table);
-    let stored = StoredPlan {
-        version: 0,
-        text: plan,
-        source_name: "moto-tick.toml".into(),
-        applied_at: now,
-    };
-    assert_eq!(
-        store.save_plan(&stored, 0).await.expect("store the plan"),
-        SaveOutcome::Saved
-    );
+    let (store, _) = table_with_plan(&dynamo, "moto-tick.toml", &plan, now).await;
     let event: serde_json::Value =
         serde_json::from_str(TICK_EVENT).expect("the sample event is JSON");
     counter.reset();
@@ -110,16 +88,7 @@ max_capacity = 8
             ("RegisterScalableTarget", 1),
         ])
     );
-    let raw = aas
-        .client()
-        .describe_scalable_targets()
-        .service_namespace(ServiceNamespace::Sagemaker)
-        .resource_ids(id.resource_id())
-        .scalable_dimension(ScalableDimension::SageMakerVariantDesiredInstanceCount)
-        .send()
-        .await
-        .expect("raw describe");
-    let target = &raw.scalable_targets()[0];
+    let target = raw_scalable_target(aas.client(), &id.resource_id()).await;
     assert_eq!((target.min_capacity(), target.max_capacity()), (5, 8));
 
     // WHEN the same tick arrives again a minute later (a duplicate or the next tick)

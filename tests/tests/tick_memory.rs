@@ -5,11 +5,8 @@ use chrono::{DateTime, Duration, Utc};
 use headroom_core::capacity_port::NoCapacity;
 use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::ScalableTargetId;
+use headroom_tests::t;
 use headroom_tick::{handle, HandlerError, Outcome};
-
-fn t(s: &str) -> DateTime<Utc> {
-    s.parse().expect("RFC 3339")
-}
 
 fn tick_event() -> serde_json::Value {
     serde_json::from_str(include_str!("../../events/schedule/tick-rule.json"))

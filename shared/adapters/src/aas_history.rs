@@ -4,8 +4,6 @@
 //! moto's server has no DescribeScalingActivities (it answers HTTP 500): the tests here run the
 //! real SDK client against aws-smithy-mocks rules, including throttling and server errors.
 
-use aws_sdk_applicationautoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesError;
-use aws_sdk_applicationautoscaling::operation::describe_scaling_policies::DescribeScalingPoliciesError;
 use aws_sdk_applicationautoscaling::types::{
     ScalableDimension, ScalingActivity as SdkActivity, ScalingActivityStatusCode, ScalingPolicy,
     ServiceNamespace,
@@ -16,20 +14,8 @@ use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::PortError;
 use headroom_core::review::ScalingPolicySummary;
 
-use crate::error::{permanent, port_error, Transient};
+use crate::error::{permanent, port_error};
 use crate::sagemaker_models::to_chrono;
-
-impl Transient for DescribeScalingPoliciesError {
-    fn is_transient(&self) -> bool {
-        self.is_concurrent_update_exception() || self.is_internal_service_exception()
-    }
-}
-
-impl Transient for DescribeScalingActivitiesError {
-    fn is_transient(&self) -> bool {
-        self.is_concurrent_update_exception() || self.is_internal_service_exception()
-    }
-}
 
 /// Pages of policies read at most (50 policies per target is AAS's quota: one page suffices;
 /// the bound guards against a paging loop).
@@ -182,6 +168,7 @@ impl ScalingHistory for AasHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_sdk_applicationautoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesError;
     use aws_sdk_applicationautoscaling::operation::describe_scaling_activities::DescribeScalingActivitiesOutput;
     use aws_sdk_applicationautoscaling::operation::describe_scaling_policies::DescribeScalingPoliciesOutput;
     use aws_sdk_applicationautoscaling::types::error::{
@@ -191,35 +178,15 @@ mod tests {
         Alarm, MetricType, PolicyType, PredefinedMetricSpecification, StepAdjustment,
         StepScalingPolicyConfiguration, TargetTrackingScalingPolicyConfiguration,
     };
-    use aws_smithy_mocks::{
-        create_mock_http_client, mock, MockResponseInterceptor, Rule, RuleMode,
-    };
+    use aws_smithy_mocks::{mock, Rule, RuleMode};
     use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
     use aws_smithy_types::DateTime as SdkTime;
     use headroom_core::ports::ErrorClass;
 
+    use crate::test_support::aas_client_with;
+
     fn client(rules: &[&Rule], attempts: u32) -> Client {
-        let interceptor = rules.iter().fold(
-            MockResponseInterceptor::new().rule_mode(RuleMode::Sequential),
-            |i, r| i.with_rule(r),
-        );
-        let retry = aws_sdk_applicationautoscaling::config::retry::RetryConfig::standard()
-            .with_max_attempts(attempts)
-            .with_initial_backoff(std::time::Duration::from_millis(1))
-            .with_max_backoff(std::time::Duration::from_millis(2));
-        let config = aws_sdk_applicationautoscaling::Config::builder()
-            .behavior_version(aws_sdk_applicationautoscaling::config::BehaviorVersion::latest())
-            .region(aws_sdk_applicationautoscaling::config::Region::new(
-                "us-east-1",
-            ))
-            .credentials_provider(aws_sdk_applicationautoscaling::config::Credentials::new(
-                "t", "t", None, None, "mock",
-            ))
-            .retry_config(retry)
-            .http_client(create_mock_http_client())
-            .interceptor(interceptor)
-            .build();
-        Client::from_conf(config)
+        aas_client_with(rules, RuleMode::Sequential, attempts)
     }
 
     fn target() -> ScalableTargetId {
@@ -270,12 +237,7 @@ mod tests {
     }
 
     fn json_error(status: u16, code: &str) -> HttpResponse {
-        HttpResponse::new(
-            status.try_into().expect("valid status"),
-            aws_smithy_types::body::SdkBody::from(format!(
-                r#"{{"__type":"{code}","message":"from the test"}}"#
-            )),
-        )
+        crate::test_support::json_error(status, code, "from the test")
     }
 
     #[tokio::test]

@@ -43,12 +43,12 @@ pub trait Transient {
 }
 
 /// Implements [`Transient`] for an operation error from the names of its retryable variants'
-/// `is_*` helpers.
+/// `is_*` helpers (`[]`: the operation models none).
 macro_rules! transient {
-    ($($error:ty => [$($is:ident),+ $(,)?];)+) => {
+    ($($error:ty => [$($is:ident),* $(,)?];)+) => {
         $(impl Transient for $error {
             fn is_transient(&self) -> bool {
-                false $(|| self.$is())+
+                false $(|| self.$is())*
             }
         })+
     };
@@ -108,6 +108,8 @@ mod aas_errors {
     use super::Transient;
     use aws_sdk_applicationautoscaling::operation::{
         describe_scalable_targets::DescribeScalableTargetsError,
+        describe_scaling_activities::DescribeScalingActivitiesError,
+        describe_scaling_policies::DescribeScalingPoliciesError,
         register_scalable_target::RegisterScalableTargetError,
     };
 
@@ -115,6 +117,28 @@ mod aas_errors {
     transient! {
         DescribeScalableTargetsError => [is_concurrent_update_exception, is_internal_service_exception];
         RegisterScalableTargetError => [is_concurrent_update_exception, is_internal_service_exception];
+        DescribeScalingPoliciesError => [is_concurrent_update_exception, is_internal_service_exception];
+        DescribeScalingActivitiesError => [is_concurrent_update_exception, is_internal_service_exception];
+    }
+}
+
+mod sagemaker_errors {
+    use super::Transient;
+    use aws_sdk_sagemaker::operation::{
+        add_tags::AddTagsError, describe_endpoint::DescribeEndpointError,
+        describe_endpoint_config::DescribeEndpointConfigError,
+        describe_inference_component::DescribeInferenceComponentError,
+        describe_model::DescribeModelError,
+    };
+
+    // None of these operations models a retryable error: throttling and server faults are
+    // recognised by code and HTTP status in `class_of`.
+    transient! {
+        DescribeEndpointError => [];
+        DescribeInferenceComponentError => [];
+        DescribeEndpointConfigError => [];
+        DescribeModelError => [];
+        AddTagsError => [];
     }
 }
 
@@ -162,6 +186,30 @@ where
     PortError::new(operation, class, err)
 }
 
+/// A SageMaker Describe* answer, with a resource SageMaker does not know as `Ok(None)`: it answers
+/// `ValidationException: Could not find ...`, and "gone" (deleted, or being recreated) is an
+/// answer, not a failure. Any other error is classified, naming `operation`.
+pub fn sagemaker_found<T, E>(
+    result: Result<T, SdkError<E, HttpResponse>>,
+    operation: impl FnOnce() -> String,
+) -> Result<Option<T>, PortError>
+where
+    E: ProvideErrorMetadata + Transient + StdError + Send + Sync + 'static,
+{
+    match result {
+        Ok(out) => Ok(Some(out)),
+        Err(e) if is_sagemaker_not_found(&e) => Ok(None),
+        Err(e) => Err(port_error(operation(), e)),
+    }
+}
+
+fn is_sagemaker_not_found<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> bool {
+    err.as_service_error().is_some_and(|e| {
+        e.code() == Some("ValidationException")
+            && e.message().is_some_and(|m| m.contains("Could not find"))
+    })
+}
+
 /// A failure that is not the SDK's: a stored item headroom cannot read, or work left undone.
 pub fn permanent(
     operation: impl Into<String>,
@@ -191,16 +239,8 @@ mod tests {
     use aws_sdk_dynamodb::types::error::ProvisionedThroughputExceededException;
     use aws_smithy_mocks::mock;
 
-    fn json_error(
-        status: u16,
-        code: &str,
-    ) -> aws_smithy_runtime_api::client::orchestrator::HttpResponse {
-        aws_smithy_runtime_api::client::orchestrator::HttpResponse::new(
-            status.try_into().expect("valid status"),
-            aws_smithy_types::body::SdkBody::from(format!(
-                r#"{{"__type":"{code}","message":"from the test"}}"#
-            )),
-        )
+    fn json_error(status: u16, code: &str) -> HttpResponse {
+        crate::test_support::json_error(status, code, "from the test")
     }
 
     #[tokio::test]

@@ -7,39 +7,12 @@
 //! A target SageMaker does not know (SageMaker answers `ValidationException: Could not find ...`)
 //! is `None`, not an error: the plan may name an endpoint that is being recreated.
 
-use aws_sdk_sagemaker::operation::describe_endpoint::DescribeEndpointError;
-use aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentError;
 use aws_sdk_sagemaker::Client;
-use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
-use aws_smithy_runtime_api::client::result::SdkError;
-use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId, VariantName};
 use headroom_core::ports::PortError;
 
-use crate::error::{permanent, port_error, Transient};
-
-// Neither operation models an error: throttling and server faults are recognised by code and
-// HTTP status in `error::class_of`.
-impl Transient for DescribeEndpointError {
-    fn is_transient(&self) -> bool {
-        false
-    }
-}
-
-impl Transient for DescribeInferenceComponentError {
-    fn is_transient(&self) -> bool {
-        false
-    }
-}
-
-/// SageMaker's answer for a resource that does not exist.
-fn is_not_found<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> bool {
-    err.as_service_error().is_some_and(|e| {
-        e.code() == Some("ValidationException")
-            && e.message().is_some_and(|m| m.contains("Could not find"))
-    })
-}
+use crate::error::{permanent, sagemaker_found};
 
 /// SageMaker's desired and in-service counts.
 #[derive(Debug, Clone)]
@@ -65,16 +38,16 @@ impl SageMakerCapacity {
         variant: &VariantName,
     ) -> Result<Option<(u32, u32)>, PortError> {
         let operation = || format!("describe endpoint {endpoint} for its instance counts");
-        let out = match self
-            .client
-            .describe_endpoint()
-            .endpoint_name(endpoint.as_str())
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if is_not_found(&e) => return Ok(None),
-            Err(e) => return Err(port_error(operation(), e)),
+        let Some(out) = sagemaker_found(
+            self.client
+                .describe_endpoint()
+                .endpoint_name(endpoint.as_str())
+                .send()
+                .await,
+            operation,
+        )?
+        else {
+            return Ok(None);
         };
         let Some(v) = out
             .production_variants()
@@ -102,16 +75,16 @@ impl SageMakerCapacity {
 
     async fn component(&self, name: &ComponentName) -> Result<Option<(u32, u32)>, PortError> {
         let operation = || format!("describe inference component {name} for its copy counts");
-        let out = match self
-            .client
-            .describe_inference_component()
-            .inference_component_name(name.as_str())
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if is_not_found(&e) => return Ok(None),
-            Err(e) => return Err(port_error(operation(), e)),
+        let Some(out) = sagemaker_found(
+            self.client
+                .describe_inference_component()
+                .inference_component_name(name.as_str())
+                .send()
+                .await,
+            operation,
+        )?
+        else {
+            return Ok(None);
         };
         let runtime = out.runtime_config();
         let current = count(
@@ -165,44 +138,22 @@ mod tests {
 
     use super::*;
     use aws_sdk_sagemaker::operation::describe_endpoint::DescribeEndpointOutput;
+    use aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentError;
     use aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentOutput;
     use aws_sdk_sagemaker::types::{
         EndpointStatus, InferenceComponentRuntimeConfigSummary, InferenceComponentStatus,
         ProductionVariantSummary,
     };
-    use aws_smithy_mocks::{
-        create_mock_http_client, mock, MockResponseInterceptor, Rule, RuleMode,
-    };
+    use aws_smithy_mocks::{mock, Rule, RuleMode};
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+    use aws_smithy_runtime_api::client::result::SdkError;
+    use aws_smithy_types::error::metadata::ProvideErrorMetadata;
     use headroom_core::ports::ErrorClass;
 
-    fn client(rules: &[&Rule], attempts: u32) -> Client {
-        let interceptor = rules.iter().fold(
-            MockResponseInterceptor::new().rule_mode(RuleMode::MatchAny),
-            |i, r| i.with_rule(r),
-        );
-        let retry = aws_sdk_sagemaker::config::retry::RetryConfig::standard()
-            .with_max_attempts(attempts)
-            .with_initial_backoff(std::time::Duration::from_millis(1));
-        let config = aws_sdk_sagemaker::Config::builder()
-            .behavior_version(aws_sdk_sagemaker::config::BehaviorVersion::latest())
-            .region(aws_sdk_sagemaker::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_sagemaker::config::Credentials::new(
-                "test", "test", None, None, "mock",
-            ))
-            .retry_config(retry)
-            .http_client(create_mock_http_client())
-            .interceptor(interceptor)
-            .build();
-        Client::from_conf(config)
-    }
+    use crate::test_support::{json_error as error_response, sagemaker_client_with};
 
-    fn error_response(status: u16, code: &str, message: &str) -> HttpResponse {
-        HttpResponse::new(
-            status.try_into().expect("valid status"),
-            aws_smithy_types::body::SdkBody::from(format!(
-                r#"{{"__type":"{code}","message":"{message}"}}"#
-            )),
-        )
+    fn client(rules: &[&Rule], attempts: u32) -> Client {
+        sagemaker_client_with(rules, RuleMode::MatchAny, attempts)
     }
 
     fn id(s: &str) -> ScalableTargetId {

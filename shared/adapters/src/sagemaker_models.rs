@@ -5,14 +5,8 @@
 //! A resource SageMaker does not know (`ValidationException: Could not find ...`) is `Ok(None)`:
 //! deletions race with events, and "gone" is an answer, not a failure.
 
-use aws_sdk_sagemaker::operation::add_tags::AddTagsError;
-use aws_sdk_sagemaker::operation::describe_endpoint_config::DescribeEndpointConfigError;
-use aws_sdk_sagemaker::operation::describe_model::DescribeModelError;
 use aws_sdk_sagemaker::types::{ContainerDefinition, Tag};
 use aws_sdk_sagemaker::Client;
-use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
-use aws_smithy_runtime_api::client::result::SdkError;
-use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{
     ComponentView, ConfigVariantView, EndpointConfigView, EndpointVariantView, EndpointView,
@@ -22,36 +16,7 @@ use headroom_core::identity::ContainerIdentity;
 use headroom_core::ids::{ComponentName, EndpointName};
 use headroom_core::ports::PortError;
 
-use crate::error::{port_error, Transient};
-
-// None of these operations models a retryable error: throttling and server faults are
-// recognised by code and HTTP status in `error::class_of`. (DescribeEndpoint's and
-// DescribeInferenceComponent's impls live with `sagemaker_capacity`.)
-impl Transient for DescribeEndpointConfigError {
-    fn is_transient(&self) -> bool {
-        false
-    }
-}
-
-impl Transient for DescribeModelError {
-    fn is_transient(&self) -> bool {
-        false
-    }
-}
-
-impl Transient for AddTagsError {
-    fn is_transient(&self) -> bool {
-        false
-    }
-}
-
-/// SageMaker's answer for a resource that does not exist.
-fn not_found<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> bool {
-    err.as_service_error().is_some_and(|e| {
-        e.code() == Some("ValidationException")
-            && e.message().is_some_and(|m| m.contains("Could not find"))
-    })
-}
+use crate::error::{port_error, sagemaker_found};
 
 pub(crate) fn to_chrono(t: &aws_smithy_types::DateTime) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp(t.secs(), t.subsec_nanos())
@@ -102,16 +67,16 @@ impl Endpoints for SageMakerModels {
         &self,
         name: &EndpointName,
     ) -> Result<Option<EndpointView>, PortError> {
-        let out = match self
-            .client
-            .describe_endpoint()
-            .endpoint_name(name.as_str())
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if not_found(&e) => return Ok(None),
-            Err(e) => return Err(port_error(format!("describe endpoint {name}"), e)),
+        let Some(out) = sagemaker_found(
+            self.client
+                .describe_endpoint()
+                .endpoint_name(name.as_str())
+                .send()
+                .await,
+            || format!("describe endpoint {name}"),
+        )?
+        else {
+            return Ok(None);
         };
         Ok(Some(EndpointView {
             name: name.clone(),
@@ -140,16 +105,16 @@ impl Endpoints for SageMakerModels {
         &self,
         name: &str,
     ) -> Result<Option<EndpointConfigView>, PortError> {
-        let out = match self
-            .client
-            .describe_endpoint_config()
-            .endpoint_config_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if not_found(&e) => return Ok(None),
-            Err(e) => return Err(port_error(format!("describe endpoint config {name}"), e)),
+        let Some(out) = sagemaker_found(
+            self.client
+                .describe_endpoint_config()
+                .endpoint_config_name(name)
+                .send()
+                .await,
+            || format!("describe endpoint config {name}"),
+        )?
+        else {
+            return Ok(None);
         };
         Ok(Some(EndpointConfigView {
             name: name.to_owned(),
@@ -168,10 +133,12 @@ impl Endpoints for SageMakerModels {
     }
 
     async fn describe_model(&self, name: &str) -> Result<Option<ModelView>, PortError> {
-        let out = match self.client.describe_model().model_name(name).send().await {
-            Ok(out) => out,
-            Err(e) if not_found(&e) => return Ok(None),
-            Err(e) => return Err(port_error(format!("describe model {name}"), e)),
+        let Some(out) = sagemaker_found(
+            self.client.describe_model().model_name(name).send().await,
+            || format!("describe model {name}"),
+        )?
+        else {
+            return Ok(None);
         };
         // A single-container model has PrimaryContainer; an inference pipeline has Containers.
         let containers = match out.primary_container() {
@@ -189,21 +156,16 @@ impl Endpoints for SageMakerModels {
         &self,
         name: &ComponentName,
     ) -> Result<Option<ComponentView>, PortError> {
-        let out = match self
-            .client
-            .describe_inference_component()
-            .inference_component_name(name.as_str())
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) if not_found(&e) => return Ok(None),
-            Err(e) => {
-                return Err(port_error(
-                    format!("describe inference component {name}"),
-                    e,
-                ))
-            }
+        let Some(out) = sagemaker_found(
+            self.client
+                .describe_inference_component()
+                .inference_component_name(name.as_str())
+                .send()
+                .await,
+            || format!("describe inference component {name}"),
+        )?
+        else {
+            return Ok(None);
         };
         let spec = out.specification();
         let container = spec.and_then(|s| s.container()).map(|c| ContainerIdentity {
@@ -259,40 +221,15 @@ mod tests {
         InferenceComponentSpecificationSummary, InferenceComponentStatus, ModelDataSource,
         S3ModelDataSource,
     };
-    use aws_smithy_mocks::{
-        create_mock_http_client, mock, MockResponseInterceptor, Rule, RuleMode,
-    };
+    use aws_smithy_mocks::{mock, Rule, RuleMode};
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+    use aws_smithy_runtime_api::client::result::SdkError;
     use headroom_core::ports::ErrorClass;
 
-    fn client(rules: &[&Rule], attempts: u32) -> Client {
-        let interceptor = rules.iter().fold(
-            MockResponseInterceptor::new().rule_mode(RuleMode::Sequential),
-            |i, r| i.with_rule(r),
-        );
-        let retry = aws_sdk_sagemaker::config::retry::RetryConfig::standard()
-            .with_max_attempts(attempts)
-            .with_initial_backoff(std::time::Duration::from_millis(1))
-            .with_max_backoff(std::time::Duration::from_millis(2));
-        let config = aws_sdk_sagemaker::Config::builder()
-            .behavior_version(aws_sdk_sagemaker::config::BehaviorVersion::latest())
-            .region(aws_sdk_sagemaker::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_sagemaker::config::Credentials::new(
-                "test", "test", None, None, "mock",
-            ))
-            .retry_config(retry)
-            .http_client(create_mock_http_client())
-            .interceptor(interceptor)
-            .build();
-        Client::from_conf(config)
-    }
+    use crate::test_support::{json_error, sagemaker_client_with};
 
-    fn json_error(status: u16, code: &str, message: &str) -> HttpResponse {
-        HttpResponse::new(
-            status.try_into().expect("valid status"),
-            aws_smithy_types::body::SdkBody::from(format!(
-                r#"{{"__type":"{code}","message":"{message}"}}"#
-            )),
-        )
+    fn client(rules: &[&Rule], attempts: u32) -> Client {
+        sagemaker_client_with(rules, RuleMode::Sequential, attempts)
     }
 
     fn ic_output() -> DescribeInferenceComponentOutput {

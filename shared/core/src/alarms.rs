@@ -451,6 +451,36 @@ fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {
     })
 }
 
+/// The alarm of `alarms` whose claim lasts longest: one in ALARM claims until `max` after it
+/// fired; one that cleared claims for `after_clear` (a guard's hold, a wake's quiet period)
+/// after its OK, provided it cleared within `max` of its last ALARM.
+fn winning_alarm(
+    alarms: &[String],
+    state: &TargetState,
+    max: chrono::Duration,
+    after_clear: chrono::Duration,
+) -> Option<Candidate> {
+    best(
+        candidates(alarms, state).filter_map(|(name, s, at, last_alarm)| {
+            if s == AlarmState::Alarm {
+                return Some(Candidate {
+                    full_until: at + max,
+                    firing: true,
+                    starts_at: at,
+                    alarm: name.clone(),
+                });
+            }
+            let a = last_alarm?;
+            (at <= a + max).then(|| Candidate {
+                full_until: at + after_clear,
+                firing: false,
+                starts_at: at,
+                alarm: name.clone(),
+            })
+        }),
+    )
+}
+
 /// The role's claim as the alarm facts in `state` say it should be (`None`: no claim).
 pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -> Option<Claim> {
     match role {
@@ -463,25 +493,11 @@ pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -
 }
 
 fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
-    let max = policy.max_duration.to_chrono();
-    let pick = best(
-        candidates(&policy.alarms, state).filter_map(|(name, s, at, last_alarm)| {
-            if s == AlarmState::Alarm {
-                return Some(Candidate {
-                    full_until: at + max,
-                    firing: true,
-                    starts_at: at,
-                    alarm: name.clone(),
-                });
-            }
-            let a = last_alarm?;
-            (at <= a + max).then(|| Candidate {
-                full_until: at + policy.hold.to_chrono(),
-                firing: false,
-                starts_at: at,
-                alarm: name.clone(),
-            })
-        }),
+    let pick = winning_alarm(
+        &policy.alarms,
+        state,
+        policy.max_duration.to_chrono(),
+        policy.hold.to_chrono(),
     )?;
     let (floor, what) = match (state.high_water, policy.floor) {
         (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
@@ -520,25 +536,11 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
 }
 
 fn derive_wake(policy: &WakePolicy, state: &TargetState) -> Option<Claim> {
-    let max = policy.max_duration.to_chrono();
-    let pick = best(
-        candidates(&policy.alarms, state).filter_map(|(name, s, at, last_alarm)| {
-            if s == AlarmState::Alarm {
-                return Some(Candidate {
-                    full_until: at + max,
-                    firing: true,
-                    starts_at: at,
-                    alarm: name.clone(),
-                });
-            }
-            let a = last_alarm?;
-            (at <= a + max).then(|| Candidate {
-                full_until: at + policy.quiet_period.to_chrono(),
-                firing: false,
-                starts_at: at,
-                alarm: name.clone(),
-            })
-        }),
+    let pick = winning_alarm(
+        &policy.alarms,
+        state,
+        policy.max_duration.to_chrono(),
+        policy.quiet_period.to_chrono(),
     )?;
     let reason = if pick.firing {
         format!(

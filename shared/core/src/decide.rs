@@ -178,7 +178,7 @@ pub fn decide(
         _ => None,
     };
 
-    if let Some(pause) = next.paused_at(now) {
+    let action = if let Some(pause) = next.paused_at(now) {
         reasons.push(format!(
             "paused until {}: {}",
             pause.until.to_rfc3339(),
@@ -186,21 +186,35 @@ pub fn decide(
         ));
         let action = Action::Paused { until: pause.until };
         next.drift = drift.clone().or(next.drift.take());
-        return Decision {
-            target: target.id.clone(),
-            at: now,
-            action,
-            desired,
-            observed: observed_bounds,
-            winner,
-            claims,
-            lead_time,
-            drift,
-            reasons,
-            next_state: next,
-        };
+        action
+    } else {
+        converge(observed, desired, drift.as_ref(), &mut next, &mut reasons)
+    };
+    Decision {
+        target: target.id.clone(),
+        at: now,
+        action,
+        desired,
+        observed: observed_bounds,
+        winner,
+        claims,
+        lead_time,
+        drift,
+        reasons,
+        next_state: next,
     }
+}
 
+/// What an active (not paused) target needs: a register call when AAS does not know it or holds
+/// other bounds than `desired`. Records the drift found (or clears it once AAS is in step) and
+/// the bounds applied in `next`.
+fn converge(
+    observed: Option<&Observed>,
+    desired: Bounds,
+    drift: Option<&Drift>,
+    next: &mut TargetState,
+    reasons: &mut Vec<String>,
+) -> Action {
     let action = match observed {
         None => {
             reasons.push(
@@ -225,13 +239,15 @@ pub fn decide(
         },
         Some(_) => Action::None,
     };
-    if let Some(d) = &drift {
+    if let Some(d) = drift {
         reasons.push(format!(
             "drift: AAS has min {} max {} but headroom last set min {} max {}; restoring",
             d.observed.min, d.observed.max, d.expected.min, d.expected.max
         ));
         next.drift = Some(d.clone());
-    } else if observed_bounds == Some(desired) || matches!(action, Action::Register { .. }) {
+    } else if observed.map(Observed::bounds) == Some(desired)
+        || matches!(action, Action::Register { .. })
+    {
         next.drift = None;
     }
     // Remember what we applied, to tell later hand edits from our own changes. A target that
@@ -239,17 +255,5 @@ pub fn decide(
     if matches!(action, Action::Register { .. }) || next.last_applied.is_some() {
         next.last_applied = Some(desired);
     }
-    Decision {
-        target: target.id.clone(),
-        at: now,
-        action,
-        desired,
-        observed: observed_bounds,
-        winner,
-        claims,
-        lead_time,
-        drift,
-        reasons,
-        next_state: next,
-    }
+    action
 }

@@ -3,7 +3,9 @@
 //! at once through the memory ports. GIVEN a plan and earlier transitions, WHEN a transition (or a
 //! capacity observation) is applied, THEN the claims and the decided bounds are as listed.
 
-use chrono::{DateTime, Utc};
+mod common;
+
+use common::{at, target_id};
 use headroom_core::alarms::{
     apply_transition, dimension_mismatch, idempotency_key, observe_capacity, route,
     wake_already_served, wants_capacity_observation, AlarmRole, AlarmState, AlarmTransition,
@@ -63,35 +65,23 @@ fn plan() -> Plan {
     parse_plan("alarms.toml", PLAN).expect("the test plan is valid")
 }
 
-fn t(s: &str) -> DateTime<Utc> {
-    s.parse().expect("test timestamps are RFC 3339")
-}
-
-fn at(hm: &str) -> DateTime<Utc> {
-    t(&format!("2026-03-14T{hm}:00Z"))
-}
-
-fn id(s: &str) -> ScalableTargetId {
-    s.parse().expect("valid id")
-}
-
 fn chat() -> TargetPlan {
     plan()
-        .target(&id("endpoint/chat/variant/AllTraffic"))
+        .target(&target_id("endpoint/chat/variant/AllTraffic"))
         .cloned()
         .expect("chat target")
 }
 
 fn steady() -> TargetPlan {
     plan()
-        .target(&id("endpoint/steady/variant/AllTraffic"))
+        .target(&target_id("endpoint/steady/variant/AllTraffic"))
         .cloned()
         .expect("steady target")
 }
 
 fn summarize() -> TargetPlan {
     plan()
-        .target(&id("endpoint/summarize/variant/AllTraffic"))
+        .target(&target_id("endpoint/summarize/variant/AllTraffic"))
         .cloned()
         .expect("summarize target")
 }
@@ -645,7 +635,7 @@ fn routing_matches_names_and_arns_and_ignores_unknown_alarms() {
     for (t, want) in table {
         let got = route(&plan, &t);
         let want: Vec<(ScalableTargetId, AlarmRole)> =
-            want.into_iter().map(|(i, r)| (id(i), r)).collect();
+            want.into_iter().map(|(i, r)| (target_id(i), r)).collect();
         assert_eq!(got, want, "alarm {}", t.alarm_name);
     }
 }
@@ -672,7 +662,7 @@ fn idempotency_keys_prefer_the_event_id() {
 #[test]
 fn the_reconcile_applies_an_alarm_at_once_and_a_duplicate_has_no_second_effect() {
     let plan = plan();
-    let chat_id = id("endpoint/chat/variant/AllTraffic");
+    let chat_id = target_id("endpoint/chat/variant/AllTraffic");
     let aas = MemoryScalingTargets::default().with_target(chat_id.clone(), 1, 12);
     let store = MemoryStateStore::default();
     let mut alarm = tr("burst", Alarm, Clear, "09:00");
@@ -739,8 +729,8 @@ fn an_alarm_measuring_another_resource_than_its_target_is_pointed_out() {
             .collect();
         t
     };
-    let chat_id = id("endpoint/chat/variant/AllTraffic");
-    let ic = id("inference-component/ic");
+    let chat_id = target_id("endpoint/chat/variant/AllTraffic");
+    let ic = target_id("inference-component/ic");
     // (target, dimensions, hint expected)
     let table: Vec<(&ScalableTargetId, Vec<(&str, &str)>, bool)> = vec![
         (

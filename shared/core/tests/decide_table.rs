@@ -5,11 +5,23 @@
 mod common;
 
 use common::*;
-use headroom_core::decide::{decide, Action};
+use headroom_core::decide::{decide, Action, Decision};
+use headroom_core::plan::TargetPlan;
 use headroom_core::state::{Pause, TargetState};
 use headroom_core::{Bounds, Span};
 
 const LEAD: Span = Span::minutes(25);
+
+/// The decision for a target with no stored state, AAS holding `min..max`, at `now` (RFC 3339).
+fn decide_fresh(target: &TargetPlan, (min, max): (u32, u32), now: &str) -> Decision {
+    decide(
+        target,
+        Some(&observed(min, max)),
+        &TargetState::default(),
+        LEAD,
+        t(now),
+    )
+}
 
 fn state_with(claims: Vec<headroom_core::Claim>) -> TargetState {
     TargetState {
@@ -131,14 +143,11 @@ fn a_recurring_peak_is_live_from_start_minus_lead_time_in_summer_and_winter() {
         ("2026-03-28T07:30:00Z", 2),
     ];
     for (now, want) in table {
-        let d = decide(
-            &target,
-            Some(&observed(2, 12)),
-            &TargetState::default(),
-            LEAD,
-            t(now),
+        assert_eq!(
+            decide_fresh(&target, (2, 12), now).desired.min,
+            want,
+            "at {now}"
         );
-        assert_eq!(d.desired.min, want, "at {now}");
     }
 }
 
@@ -149,13 +158,7 @@ fn a_peak_across_midnight_stays_live_the_next_day() {
         8,
         "[[target.peak]]\nname = \"late\"\ncron = \"30 23 * * *\"\nduration = \"2h\"\nfloor = 5\n",
     );
-    let d = decide(
-        &target,
-        Some(&observed(1, 8)),
-        &TargetState::default(),
-        LEAD,
-        t("2026-06-02T01:00:00Z"),
-    );
+    let d = decide_fresh(&target, (1, 8), "2026-06-02T01:00:00Z");
     assert_eq!(d.desired.min, 5);
     assert!(
         d.reasons[0].contains("peak late starts 2026-06-01T23:30Z"),
@@ -177,14 +180,11 @@ fn a_one_time_peak_then_its_ramp_down_in_steps() {
         ("2026-12-04T09:00:00Z", 1),
     ];
     for (now, want) in table {
-        let d = decide(
-            &target,
-            Some(&observed(1, 12)),
-            &TargetState::default(),
-            LEAD,
-            t(now),
+        assert_eq!(
+            decide_fresh(&target, (1, 12), now).desired.min,
+            want,
+            "at {now}"
         );
-        assert_eq!(d.desired.min, want, "at {now}");
     }
 }
 
@@ -195,15 +195,7 @@ fn overlapping_peaks_take_the_larger_floor() {
         12,
         "[[target.peak]]\nname = \"a\"\nat = \"2026-12-03T17:00:00Z\"\nduration = \"4h\"\nfloor = 4\n[[target.peak]]\nname = \"b\"\nat = \"2026-12-03T18:00:00Z\"\nduration = \"1h\"\nfloor = 9\n",
     );
-    let at = |s| {
-        decide(
-            &target,
-            Some(&observed(1, 12)),
-            &TargetState::default(),
-            LEAD,
-            t(s),
-        )
-    };
+    let at = |s| decide_fresh(&target, (1, 12), s);
     assert_eq!(at("2026-12-03T17:00:00Z").desired.min, 4);
     let both = at("2026-12-03T18:00:00Z");
     assert_eq!(both.desired.min, 9);

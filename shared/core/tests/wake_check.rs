@@ -5,7 +5,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod common;
+
 use chrono::{DateTime, Utc};
+use common::{at, target_id};
 use headroom_core::alarms::{apply_transition, AlarmRole, AlarmState, AlarmTransition};
 use headroom_core::capacity_port::{CurrentCapacity, MemoryCapacity};
 use headroom_core::log::DecisionRecord;
@@ -40,24 +43,16 @@ fn plan() -> Plan {
     parse_plan("wake.toml", PLAN).expect("valid plan")
 }
 
-fn at(hm: &str) -> DateTime<Utc> {
-    format!("2026-03-14T{hm}:00Z").parse().expect("valid time")
-}
-
-fn id(s: &str) -> ScalableTargetId {
-    s.parse().expect("valid id")
-}
-
 fn batch() -> ScalableTargetId {
-    id("endpoint/batch/variant/AllTraffic")
+    target_id("endpoint/batch/variant/AllTraffic")
 }
 
 fn chat() -> ScalableTargetId {
-    id("endpoint/chat/variant/AllTraffic")
+    target_id("endpoint/chat/variant/AllTraffic")
 }
 
 fn idle() -> ScalableTargetId {
-    id("endpoint/idle/variant/AllTraffic")
+    target_id("endpoint/idle/variant/AllTraffic")
 }
 
 /// AAS as the alarm handler leaves it: the wake's minimum of 1 on batch, chat's minimum at

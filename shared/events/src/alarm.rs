@@ -244,9 +244,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/../../events/alarms/{name}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not JSON: {e}"))
+        crate::test_fixtures::fixture(&format!("alarms/{name}"))
     }
 
     fn alarm(name: &str) -> AlarmTransition {

@@ -8,6 +8,9 @@ pub mod pipeline;
 pub mod sagemaker;
 pub mod schedule;
 
+#[cfg(test)]
+mod test_fixtures;
+
 pub use error::EventError;
 
 /// What an event asks headroom to do.

@@ -182,12 +182,7 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> serde_json::Value {
-        let path = format!(
-            "{}/../../events/pipeline/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not JSON: {e}"))
+        crate::test_fixtures::fixture(&format!("pipeline/{name}"))
     }
 
     #[test]

@@ -11,6 +11,15 @@ pub fn t(s: &str) -> DateTime<Utc> {
     s.parse().expect("test timestamps are RFC 3339")
 }
 
+/// An instant on 2026-03-14 (the day of the alarm fixtures), from "HH:MM".
+pub fn at(hm: &str) -> DateTime<Utc> {
+    t(&format!("2026-03-14T{hm}:00Z"))
+}
+
+pub fn target_id(s: &str) -> ScalableTargetId {
+    s.parse().expect("valid id")
+}
+
 pub fn id() -> ScalableTargetId {
     "endpoint/chat/variant/AllTraffic"
         .parse()
