@@ -108,5 +108,7 @@ if [[ -f infra/check.sh ]]; then
 else
     log 'SKIPPED infra/check.sh: not in this checkout'
 fi
+# infra/build.sh: cargo lambda build --release --arm64 of every function; each zip under 8 MB.
+bash infra/build.sh
 
 log 'all tests and checks passed'
