@@ -103,14 +103,14 @@ pub async fn explain(
                     "headroom-alarm",
                     headroom_alarm::handle(&world.aas, &world.store, &world.capacity, event, at)
                         .await
-                        .map(|r| serde_json::to_value(r))
+                        .map(serde_json::to_value)
                         .map_err(|e| e.to_string()),
                 ),
                 _ => (
                     "headroom-tick",
                     headroom_tick::handle(&world.aas, &world.store, &world.capacity, event, at)
                         .await
-                        .map(|r| serde_json::to_value(r))
+                        .map(serde_json::to_value)
                         .map_err(|e| e.to_string()),
                 ),
             };

@@ -255,7 +255,7 @@ mod tests {
             samples: &samples,
             gaps: vec![],
         });
-        let text = table(&[review.clone()]);
+        let text = table(std::slice::from_ref(&review));
         eprintln!("{text}");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);

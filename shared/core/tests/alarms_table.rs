@@ -308,7 +308,8 @@ fn current_floor_mode_holds_the_count_when_the_alarm_fired() {
 fn insufficient_data_releases_like_ok_and_ok_without_alarm_asks_nothing() {
     let target = chat();
     // (transitions applied in order, expected guard (floor, full_until) or None)
-    let table: Vec<(Vec<AlarmTransition>, Option<(u32, &str)>)> = vec![
+    type Row<'a> = (Vec<AlarmTransition>, Option<(u32, &'a str)>);
+    let table: Vec<Row> = vec![
         // A new alarm settling: INSUFFICIENT_DATA -> OK never guards.
         (vec![tr("burst", Clear, InsufficientData, "09:00")], None),
         (vec![tr("burst", InsufficientData, Clear, "09:00")], None),
@@ -732,7 +733,8 @@ fn an_alarm_measuring_another_resource_than_its_target_is_pointed_out() {
     let chat_id = target_id("endpoint/chat/variant/AllTraffic");
     let ic = target_id("inference-component/ic");
     // (target, dimensions, hint expected)
-    let table: Vec<(&ScalableTargetId, Vec<(&str, &str)>, bool)> = vec![
+    type Row<'a> = (&'a ScalableTargetId, Vec<(&'a str, &'a str)>, bool);
+    let table: Vec<Row> = vec![
         (
             &chat_id,
             vec![("EndpointName", "chat"), ("VariantName", "AllTraffic")],

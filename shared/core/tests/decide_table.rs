@@ -34,7 +34,15 @@ fn state_with(claims: Vec<headroom_core::Claim>) -> TargetState {
 fn arbitration_takes_the_largest_live_claim_within_the_plan_bounds() {
     let now = "2026-06-01T12:00:00Z";
     // (base min, max, claims [(source, floor, suspend)], expected min, expected suspend, winner)
-    let table: Vec<(u32, u32, Vec<(&str, u32, bool)>, u32, bool, Option<&str>)> = vec![
+    type Row<'a> = (
+        u32,
+        u32,
+        Vec<(&'a str, u32, bool)>,
+        u32,
+        bool,
+        Option<&'a str>,
+    );
+    let table: Vec<Row> = vec![
         (1, 8, vec![], 1, false, None),
         (1, 8, vec![("guard", 4, false)], 4, false, Some("guard")),
         (

@@ -45,11 +45,10 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, key| v.get(key))?.as_str()
 }
 
-fn state_of(
-    data: &Value,
-    which: &str,
-    field_prefix: &str,
-) -> Result<Option<(AlarmState, Option<DateTime<Utc>>)>, EventError> {
+/// An alarm state and the instant it was entered, when the event says.
+type StateAt = (AlarmState, Option<DateTime<Utc>>);
+
+fn state_of(data: &Value, which: &str, field_prefix: &str) -> Result<Option<StateAt>, EventError> {
     let Some(s) = data.get(which) else {
         return Ok(None);
     };
@@ -261,15 +260,16 @@ mod tests {
     #[test]
     fn every_alarm_fixture_parses_into_the_transition_it_describes() {
         // (fixture, alarm name, state, previous, state timestamp, event id?, SageMaker dimensions)
-        let table: [(
-            &str,
-            &str,
+        type Row = (
+            &'static str,
+            &'static str,
             AlarmState,
             AlarmState,
-            &str,
+            &'static str,
             bool,
-            &[(&str, &str)],
-        ); 9] = [
+            &'static [(&'static str, &'static str)],
+        );
+        let table: [Row; 9] = [
             (
                 "eventbridge-burst-alarm.json",
                 "headroom-chat-prod-burst",
