@@ -16,6 +16,7 @@
 //!   role only for Application Auto Scaling's SageMaker role.
 //! - Every function resource: provided.al2023, arm64, rust-cargolambda, JSON logs into a log
 //!   group with retention, an on-failure destination, an alarm on its Errors.
+//! - The example peak schedule's input is a peak event the tick function's parser accepts.
 //! - Event routing: each event kind headroom parses reaches the function that handles it, and every
 //!   EventBridge fixture in events/ matches its function's rule.
 //!
@@ -860,8 +861,78 @@ fn all_problems(code: &Code, t: &Template) -> Vec<String> {
     p.extend(check_template(code, t));
     p.extend(check_iam_hygiene(t));
     p.extend(check_function_settings(t));
+    p.extend(check_peak_schedule(t));
     p.extend(check_events(t, &fixtures()));
     p
+}
+
+/// The example Scheduler schedule's input, with the defaults and a target filled in, is a peak
+/// event the tick function accepts (its parser refuses unknown fields).
+fn check_peak_schedule(t: &Template) -> Vec<String> {
+    let mut problems = Vec::new();
+    let schedules: Vec<_> = t
+        .resources()
+        .into_iter()
+        .filter(|(_, r)| r.get("Type").and_then(|v| v.as_str()) == Some("AWS::Scheduler::Schedule"))
+        .collect();
+    if schedules.is_empty() {
+        problems.push("no example AWS::Scheduler::Schedule for an explicit peak".to_owned());
+    }
+    for (id, r) in schedules {
+        let target = r.get("Properties").and_then(|p| p.get("Target"));
+        let Some(mut input) = target.and_then(|t| t.get("Input")).and_then(sub_text) else {
+            problems.push(format!("{id}: Target.Input must be a JSON string (!Sub)"));
+            continue;
+        };
+        let params: Vec<String> = t
+            .doc
+            .get("Parameters")
+            .and_then(|p| p.as_mapping())
+            .map(|m| {
+                m.keys()
+                    .filter_map(|k| k.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for name in params {
+            let value = if name == "ExamplePeakTarget" {
+                "endpoint/chat-prod/variant/AllTraffic".to_owned()
+            } else {
+                t.parameter_default(&name).unwrap_or_default()
+            };
+            input = input.replace(&format!("${{{name}}}"), &value);
+        }
+        let event: serde_json::Value = match serde_json::from_str(&input) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(format!(
+                    "{id}: Target.Input is not JSON once filled in: {e}"
+                ));
+                continue;
+            }
+        };
+        match headroom_events::parse_trigger(&event) {
+            Ok(headroom_events::Trigger::Peak(_)) => {}
+            Ok(_) => problems.push(format!(
+                "{id}: Target.Input parses, but not as a peak event"
+            )),
+            Err(e) => problems.push(format!(
+                "{id}: the tick function would refuse Target.Input: {e}"
+            )),
+        }
+        let arn_target = target
+            .and_then(|t| t.get("Arn"))
+            .and_then(template::get_att_resource);
+        let tick = t
+            .functions()
+            .into_iter()
+            .find(|f| f.binary.as_deref() == Some("headroom-tick"))
+            .map(|f| f.logical_id);
+        if arn_target.is_none() || arn_target != tick {
+            problems.push(format!("{id}: the schedule must target the tick function"));
+        }
+    }
+    problems
 }
 
 fn report(problems: &[String]) -> String {
@@ -1237,5 +1308,17 @@ fn a_function_without_its_errors_alarm_or_json_logs_fails() {
     assert_fails(
         &problems,
         &["TickFunction: LoggingConfig.LogFormat must be JSON"],
+    );
+}
+
+#[test]
+fn a_peak_schedule_input_the_tick_refuses_fails() {
+    let t = doctored_text(
+        "\"floor\": ${ExamplePeakFloor},",
+        "\"floor\": ${ExamplePeakFloor}, \"priority\": 1,",
+    );
+    assert_fails(
+        &check_peak_schedule(&t),
+        &["ExamplePeakSchedule", "would refuse Target.Input"],
     );
 }
