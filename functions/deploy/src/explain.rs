@@ -8,7 +8,7 @@ use headroom_events::sagemaker::{EndpointStatus, SageMakerEvent, SageMakerEventK
 use headroom_events::Trigger;
 use serde_json::{json, Value};
 
-use crate::measure::{LEAD_SAMPLES_KEPT, SOURCE_ACTIVITY, SOURCE_ENDPOINT};
+use headroom_core::lead_samples::{LEAD_SAMPLES_KEPT, SOURCE_ACTIVITY, SOURCE_ENDPOINT};
 
 const FUNCTION: &str = "headroom-deploy";
 

@@ -28,8 +28,8 @@ use headroom_events::{parse_trigger, Trigger};
 use serde::Serialize;
 
 use crate::error::{port, DeployError};
-use crate::measure::{activity_samples, merge_samples, Transitions};
 use crate::observe::{Observation, Observer};
+use headroom_core::lead_samples::{activity_samples, merge_samples, Transitions};
 
 /// `kind` of the handler's answer (what a pipeline calling the Lambda reads).
 pub const RESULT_KIND: &str = "headroom.deploy-result/v1";

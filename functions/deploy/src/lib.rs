@@ -4,15 +4,15 @@
 //! measures how long new capacity really takes so that pre-scaling uses a measured lead time.
 //!
 //! `handler.rs` is the flow (generic over the ports), `observe.rs` reads identities from
-//! SageMaker, `measure.rs` turns scaling activities and endpoint transitions into lead-time
-//! samples (pure), `reviews.rs` lists and acknowledges reviews (shared with the CLI),
+//! SageMaker (the pure rules it applies are in headroom-core: `identity.rs`, `review.rs`, and
+//! `lead_samples.rs`, which turns scaling activities and endpoint transitions into lead-time
+//! samples), `reviews.rs` lists and acknowledges reviews (shared with the CLI),
 //! `explain.rs` says what would happen without calling AWS, and `memory.rs` has in-memory ports
 //! for tests and dry runs.
 
 pub mod error;
 pub mod explain;
 pub mod handler;
-pub mod measure;
 pub mod memory;
 pub mod observe;
 pub mod operations;

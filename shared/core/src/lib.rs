@@ -2,8 +2,8 @@
 //! edges (Lambda handlers, the CLI, the simulator) observe and change the world.
 //!
 //! A newcomer changing a rule reads `decide.rs` (arbitration, drift, pause), `peaks.rs` (peak
-//! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`
-//! and `review.rs`. None of these does I/O.
+//! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`,
+//! `review.rs`, `identity.rs` and `lead_samples.rs`. None of these does I/O.
 
 pub mod alarms;
 pub mod capacity_port;
@@ -12,8 +12,10 @@ pub mod cron;
 pub mod decide;
 pub mod deploy_ports;
 pub mod duration;
+pub mod endpoint_status;
 pub mod identity;
 pub mod ids;
+pub mod lead_samples;
 pub mod lead_time;
 pub mod log;
 pub mod memory;

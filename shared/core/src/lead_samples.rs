@@ -11,11 +11,11 @@
 //! Both sources may see the same scale-out; a sample whose start and end fall within
 //! [`SAME_SCALE_OUT`] of one already kept is the same scale-out and is not counted twice.
 
+use crate::deploy_ports::{ActivityStatus, ScalingActivity};
+use crate::endpoint_status::EndpointStatus;
+use crate::identity::ModelHistory;
+use crate::state::LeadSample;
 use chrono::{DateTime, Duration, Utc};
-use headroom_core::deploy_ports::{ActivityStatus, ScalingActivity};
-use headroom_core::identity::ModelHistory;
-use headroom_core::state::LeadSample;
-use headroom_events::sagemaker::EndpointStatus;
 use serde::{Deserialize, Serialize};
 
 /// Samples kept per target, newest by end time.
