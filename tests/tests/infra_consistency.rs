@@ -138,6 +138,8 @@ impl CodeFunction {
 struct Code {
     functions: Vec<CodeFunction>,
     adapter_files: Vec<Masked>,
+    /// shared/lambda: what every function's `main` shares (logging reads RUST_LOG there).
+    lambda_files: Vec<Masked>,
     scan: AdapterScan,
     problems: Vec<String>,
 }
@@ -225,6 +227,7 @@ fn load_code() -> Code {
     Code {
         functions,
         adapter_files,
+        lambda_files: source::rust_files(&root.join("shared/lambda/src")),
         scan,
         problems,
     }
@@ -312,6 +315,12 @@ fn code_env(code: &Code, f: &CodeFunction) -> BTreeSet<String> {
     });
     if reads_adapter_env {
         vars.extend(source::env_vars(&code.adapter_files));
+    }
+    if f.files
+        .iter()
+        .any(|m| source::has_word(&m.code, "init_logging"))
+    {
+        vars.extend(source::env_vars(&code.lambda_files));
     }
     vars.retain(|v| !v.starts_with("AWS_") && !v.starts_with('_'));
     vars

@@ -409,3 +409,9 @@ mod tests {
         assert!(err.to_string().contains("headroom plan apply"), "{err}");
     }
 }
+
+impl headroom_lambda::Classified for HandlerError {
+    fn is_retryable(&self) -> bool {
+        HandlerError::is_retryable(self)
+    }
+}

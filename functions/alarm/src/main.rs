@@ -5,19 +5,13 @@ use chrono::Utc;
 use headroom_adapters::{
     AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
+use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_current_span(false)
-        .with_target(false)
-        .init();
+    headroom_lambda::init_logging();
     let env = FunctionEnv::from_env()?;
     let clients = Clients::load(&env.aws).await;
     let aas = AasScalingTargets::new(clients.aas.clone());
@@ -27,16 +21,10 @@ async fn main() -> Result<(), Error> {
     lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
         let (aas, store, capacity) = (&aas, &store, &capacity);
         async move {
-            match headroom_alarm::handle(aas, store, capacity, &event.payload, Utc::now()).await {
-                Ok(report) => Ok(serde_json::to_value(report)?),
-                // Retryable: fail the invocation so Lambda retries, then the failure destination.
-                Err(e) if e.is_retryable() => Err(Error::from(e)),
-                // Permanent: a retry would fail the same way; answer and log why.
-                Err(e) => {
-                    tracing::error!(error = %e, request_id = %event.context.request_id, "event rejected");
-                    Ok(json!({ "handled": "rejected", "error": e.to_string() }))
-                }
-            }
+            let result =
+                headroom_alarm::handle(aas, store, capacity, &event.payload, Utc::now()).await;
+            // Both the EventBridge rule and the alarm action invoke asynchronously.
+            respond(result, &event.context.request_id, Caller::Asynchronous)
         }
     }))
     .await

@@ -59,3 +59,9 @@ pub fn port(subject: impl ToString, step: &'static str) -> impl FnOnce(PortError
         source,
     }
 }
+
+impl headroom_lambda::Classified for DeployError {
+    fn is_retryable(&self) -> bool {
+        DeployError::is_retryable(self)
+    }
+}

@@ -6,19 +6,13 @@ use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, FunctionEnv};
 use headroom_deploy::Deploy;
+use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_current_span(false)
-        .with_target(false)
-        .init();
+    headroom_lambda::init_logging();
     let env = FunctionEnv::from_env()?;
     let clients = Clients::load(&env.aws).await;
     let endpoints = SageMakerModels::new(clients.sagemaker.clone());
@@ -36,23 +30,18 @@ async fn main() -> Result<(), Error> {
             store: &store,
         };
         async move {
-            // A pipeline invokes synchronously and reads the answer: every error goes back to it.
-            let direct = event.payload.get("kind").is_some();
-            match deploy.handle(&event.payload, Utc::now()).await {
-                Ok(response) => Ok(serde_json::to_value(response)?),
-                // Retryable: fail the invocation so Lambda retries, then the failure destination.
-                Err(e) if e.is_retryable() || direct => Err(Error::from(e)),
-                // Refused input: fail loudly so the event lands in the failure destination.
-                Err(e @ (headroom_deploy::DeployError::BadEvent(_) | headroom_deploy::DeployError::WrongTrigger { .. })) => {
-                    tracing::error!(error = %e, request_id = %event.context.request_id, "event refused");
-                    Err(Error::from(e))
-                }
-                // Permanent AWS failure on an EventBridge event: a retry fails the same way.
-                Err(e) => {
-                    tracing::error!(error = %e, request_id = %event.context.request_id, "event rejected");
-                    Ok(json!({ "kind": headroom_deploy::handler::RESULT_KIND, "outcome": "rejected", "error": e.to_string() }))
-                }
-            }
+            // A pipeline invokes synchronously and reads the answer; SageMaker events come from
+            // EventBridge, asynchronously.
+            let caller = if event.payload.get("kind").is_some() {
+                Caller::Direct
+            } else {
+                Caller::Asynchronous
+            };
+            respond(
+                deploy.handle(&event.payload, Utc::now()).await,
+                &event.context.request_id,
+                caller,
+            )
         }
     }))
     .await

@@ -141,3 +141,9 @@ pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
         }),
     }
 }
+
+impl headroom_lambda::Classified for HandlerError {
+    fn is_retryable(&self) -> bool {
+        HandlerError::is_retryable(self)
+    }
+}

@@ -1,0 +1,99 @@
+//! What the three Lambda functions share at their edge: structured JSON logs, and one error
+//! policy (style guide: match the error class to the trigger's retry).
+//!
+//! - Retryable errors (throttling, timeouts, lost write races) fail the invocation, so Lambda
+//!   retries it and, in the end, its failure destination keeps the event.
+//! - Permanent errors (bad input, an unmanaged target, access denied) cannot be helped by a retry:
+//!   an asynchronous event is answered as rejected and logged with its reason; a direct caller
+//!   (a deployment pipeline waiting for the answer) gets the error as the invocation's failure.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// JSON logs, one object per line, level from `RUST_LOG` (default `info`).
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_current_span(false)
+        .with_target(false)
+        .init();
+}
+
+/// An error that knows whether trying again can help.
+pub trait Classified: std::error::Error + Send + Sync + 'static {
+    fn is_retryable(&self) -> bool;
+}
+
+/// How the event reached the function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// EventBridge, EventBridge Scheduler or a CloudWatch alarm action: nobody reads the answer.
+    Asynchronous,
+    /// A synchronous invoke whose caller reads the answer (the pipeline hook).
+    Direct,
+}
+
+/// Turns a handler's result into the invocation's answer under the error policy above.
+pub fn respond<O: Serialize, E: Classified>(
+    result: Result<O, E>,
+    request_id: &str,
+    caller: Caller,
+) -> Result<Value, lambda_runtime::Error> {
+    match result {
+        Ok(outcome) => Ok(serde_json::to_value(outcome)?),
+        Err(e) if e.is_retryable() => {
+            tracing::warn!(error = %e, request_id, retryable = true, "invocation failed; Lambda will retry");
+            Err(lambda_runtime::Error::from(e))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, request_id, retryable = false, "event rejected");
+            match caller {
+                Caller::Direct => Err(lambda_runtime::Error::from(e)),
+                Caller::Asynchronous => {
+                    Ok(json!({ "handled": "rejected", "error": e.to_string() }))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Failure(bool);
+    impl std::fmt::Display for Failure {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "failure (retryable: {})", self.0)
+        }
+    }
+    impl std::error::Error for Failure {}
+    impl Classified for Failure {
+        fn is_retryable(&self) -> bool {
+            self.0
+        }
+    }
+
+    #[test]
+    fn retryable_errors_fail_the_invocation_and_permanent_ones_are_answered() {
+        assert!(respond::<(), _>(Err(Failure(true)), "r1", Caller::Asynchronous).is_err());
+        let answered = respond::<(), _>(Err(Failure(false)), "r2", Caller::Asynchronous).unwrap();
+        assert_eq!(answered["handled"], "rejected");
+        assert!(answered["error"]
+            .as_str()
+            .unwrap()
+            .contains("retryable: false"));
+        assert!(
+            respond::<(), _>(Err(Failure(false)), "r3", Caller::Direct).is_err(),
+            "a direct caller sees the failure"
+        );
+        assert_eq!(
+            respond::<_, Failure>(Ok(json!({"x": 1})), "r4", Caller::Direct).unwrap()["x"],
+            1
+        );
+    }
+}
