@@ -48,7 +48,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- 1. build ----------------------------------------------------------------------------------
-# BENCH_SKIP_BUILD=1 reuses the zips of the last build (for repeated runs).
+# BENCH_SKIP_BUILD=1 reuses the zips of the last build (for repeated runs); BENCH_RUN_DIR runs the
+# x86_64 zips of another build (e.g. one with other profile settings) instead.
+run_dir="${BENCH_RUN_DIR:-$CARGO_TARGET_DIR/lambda-x86_64}"
 if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
     bash infra/build.sh
     bash infra/build.sh --x86-64
@@ -59,7 +61,7 @@ cli="$CARGO_TARGET_DIR/debug/headroom"
 for f in headroom-tick headroom-alarm headroom-deploy; do
     mkdir -p "$work/$f"
     python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-        "$CARGO_TARGET_DIR/lambda-x86_64/$f/bootstrap.zip" "$work/$f"
+        "$run_dir/$f/bootstrap.zip" "$work/$f"
     chmod +x "$work/$f/bootstrap"
 done
 
@@ -117,7 +119,7 @@ for f in headroom-tick headroom-alarm headroom-deploy; do
 done
 
 # --- 4. report ---------------------------------------------------------------------------------
-python3 - "$work/results.jsonl" "$CARGO_TARGET_DIR" "$out" <<'PY'
+python3 - "$work/results.jsonl" "$CARGO_TARGET_DIR" "$out" "$run_dir" <<'PY'
 import json, statistics, sys, zipfile, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 target = sys.argv[2]
@@ -128,7 +130,8 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
 
 def size(arch, f):
-    z = os.path.join(target, f"lambda-{arch}", f, "bootstrap.zip")
+    d = sys.argv[4] if arch == "x86_64" else os.path.join(target, f"lambda-{arch}")
+    z = os.path.join(d, f, "bootstrap.zip")
     info = zipfile.ZipFile(z).infolist()
     return os.path.getsize(z) / 2**20, sum(i.file_size for i in info) / 2**20
 
@@ -149,6 +152,6 @@ for r in rows:
         if x["error"]:
             print(f"    error: {x['error']}")
             break
-print(f"(samples: {sys.argv[3]})")
+print(f"(samples: {sys.argv[3]}; load average now: {open('/proc/loadavg').read().split()[:3]}, on {os.cpu_count()} cores)")
 PY
 exit "$status"
