@@ -164,10 +164,132 @@ impl TargetState {
         self.pause.as_ref().filter(|p| p.until > now)
     }
 
-    /// Equal in everything but the version.
+    /// Equal in everything but the version. Every reconcile asks this of every target, so it
+    /// compares in place rather than copying a state; the exhaustive destructuring makes a new
+    /// field a compile error here until it is compared.
     pub fn same_content(&self, other: &TargetState) -> bool {
-        let mut a = self.clone();
-        a.version = other.version;
-        &a == other
+        let TargetState {
+            version: _,
+            claims,
+            pause,
+            last_applied,
+            drift,
+            seen_events,
+            alarm_marks,
+            high_water,
+            wake_pending_since,
+            wake_latencies,
+            lead_samples,
+            model,
+            notes,
+        } = self;
+        *claims == other.claims
+            && *pause == other.pause
+            && *last_applied == other.last_applied
+            && *drift == other.drift
+            && *seen_events == other.seen_events
+            && *alarm_marks == other.alarm_marks
+            && *high_water == other.high_water
+            && *wake_pending_since == other.wake_pending_since
+            && *wake_latencies == other.wake_latencies
+            && *lead_samples == other.lead_samples
+            && *model == other.model
+            && *notes == other.notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        s.parse().expect("valid time")
+    }
+
+    /// A state with every field set.
+    fn full() -> TargetState {
+        let bounds = Bounds {
+            min: 2,
+            max: 8,
+            suspend_scale_in: false,
+        };
+        TargetState {
+            version: 7,
+            claims: vec![Claim::new(
+                ClaimSource::Guard,
+                4,
+                t("2026-03-14T09:00:00Z"),
+                t("2026-03-14T10:00:00Z"),
+                None,
+                "burst",
+            )],
+            pause: Some(Pause {
+                until: t("2026-03-14T12:00:00Z"),
+                reason: "maintenance".into(),
+            }),
+            last_applied: Some(bounds),
+            drift: Some(Drift {
+                detected_at: t("2026-03-14T09:30:00Z"),
+                observed: Bounds { min: 5, ..bounds },
+                expected: bounds,
+            }),
+            seen_events: vec![SeenEvent {
+                key: "peak:launch".into(),
+                until: t("2026-03-15T09:00:00Z"),
+            }],
+            alarm_marks: BTreeMap::from([(
+                "burst".to_owned(),
+                AlarmMark {
+                    state: "ALARM".into(),
+                    at: t("2026-03-14T09:00:00Z"),
+                },
+            )]),
+            high_water: Some(6),
+            wake_pending_since: Some(t("2026-03-14T06:03:00Z")),
+            wake_latencies: vec![WakeLatency {
+                alarm_at: t("2026-03-14T05:00:00Z"),
+                in_service_at: t("2026-03-14T05:07:00Z"),
+                seconds: 420,
+            }],
+            lead_samples: vec![LeadSample {
+                ended_at: t("2026-03-13T10:06:00Z"),
+                seconds: 360,
+                model: Some("fp-1".into()),
+                source: "aas-activity".into(),
+            }],
+            model: Some("fp-1".into()),
+            notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
+        }
+    }
+
+    #[test]
+    fn same_content_ignores_the_version_and_nothing_else() {
+        let a = full();
+        let mut other_version = a.clone();
+        other_version.version += 1;
+        assert!(a.same_content(&other_version));
+        assert!(a.same_content(&a));
+
+        // One change per field: each makes the content differ, both ways round.
+        let changes: [(&str, fn(&mut TargetState)); 12] = [
+            ("claims", |s| s.claims.clear()),
+            ("pause", |s| s.pause = None),
+            ("last_applied", |s| s.last_applied = None),
+            ("drift", |s| s.drift = None),
+            ("seen_events", |s| s.seen_events.clear()),
+            ("alarm_marks", |s| s.alarm_marks.clear()),
+            ("high_water", |s| s.high_water = Some(7)),
+            ("wake_pending_since", |s| s.wake_pending_since = None),
+            ("wake_latencies", |s| s.wake_latencies.clear()),
+            ("lead_samples", |s| s.lead_samples.clear()),
+            ("model", |s| s.model = Some("fp-2".into())),
+            ("notes", |s| s.notes.clear()),
+        ];
+        for (field, change) in changes {
+            let mut b = a.clone();
+            change(&mut b);
+            assert!(!a.same_content(&b), "{field}");
+            assert!(!b.same_content(&a), "{field}");
+        }
     }
 }
