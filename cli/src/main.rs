@@ -12,7 +12,11 @@ mod status;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "headroom", version, about = "Capacity controller for Amazon SageMaker endpoints")]
+#[command(
+    name = "headroom",
+    version,
+    about = "Capacity controller for Amazon SageMaker endpoints"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
