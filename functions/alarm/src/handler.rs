@@ -242,6 +242,12 @@ pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     Ok(report)
 }
 
+impl headroom_lambda::Classified for HandlerError {
+    fn is_retryable(&self) -> bool {
+        HandlerError::is_retryable(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The handler against the memory ports, driven by the fixtures in events/alarms.
@@ -407,11 +413,5 @@ mod tests {
             run(&w, &fixture("alarms/eventbridge-burst-alarm.json"), now()).expect_err("no plan");
         assert!(!err.is_retryable());
         assert!(err.to_string().contains("headroom plan apply"), "{err}");
-    }
-}
-
-impl headroom_lambda::Classified for HandlerError {
-    fn is_retryable(&self) -> bool {
-        HandlerError::is_retryable(self)
     }
 }

@@ -271,7 +271,8 @@ mod tests {
         assert!(a.same_content(&a));
 
         // One change per field: each makes the content differ, both ways round.
-        let changes: [(&str, fn(&mut TargetState)); 12] = [
+        type Change = (&'static str, fn(&mut TargetState));
+        let changes: [Change; 12] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
