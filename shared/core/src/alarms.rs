@@ -39,6 +39,10 @@ use crate::state::{AlarmMark, TargetState, WakeLatency};
 /// `TargetState::notes` key holding, per alarm name, the last instant the alarm was known to be
 /// in ALARM (RFC 3339).
 pub const LAST_IN_ALARM_NOTE: &str = "alarm_last_in_alarm";
+/// `TargetState::notes` key holding, per alarm name, the AWS/SageMaker metric of the alarm's
+/// mark when the alarm's dimensions name this target (see [`routed_metric`]): how the claims
+/// recognise an alarm the plan routes by metric rather than by name.
+pub const ALARM_METRIC_NOTE: &str = "alarm_metric";
 /// At most this many wake latencies are kept per target (most recent last).
 pub const WAKE_LATENCIES_KEPT: usize = 50;
 
@@ -117,6 +121,10 @@ pub struct AlarmTransition {
     /// The alarm's metric dimensions when present (empty for composite alarms).
     #[serde(default)]
     pub dimensions: BTreeMap<String, String>,
+    /// The AWS/SageMaker metric of a metric alarm (e.g. `InvocationsPerInstance`); `None` for
+    /// metric-math and composite alarms, whose inputs do not make one metric.
+    #[serde(default)]
+    pub metric_name: Option<String>,
     /// The envelope's event id when it has one (EventBridge does, the direct action does not).
     #[serde(default)]
     pub event_id: Option<String>,
@@ -132,8 +140,20 @@ impl AlarmTransition {
             previous: None,
             at,
             dimensions: BTreeMap::new(),
+            metric_name: None,
             event_id: None,
         }
+    }
+
+    /// The same transition as a metric alarm on the AWS/SageMaker `metric` with `dimensions`
+    /// (tests, the simulator).
+    pub fn on_metric(mut self, metric: impl Into<String>, dimensions: &[(&str, &str)]) -> Self {
+        self.metric_name = Some(metric.into());
+        self.dimensions = dimensions
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        self
     }
 
     pub fn with_previous(mut self, previous: AlarmState) -> Self {
@@ -186,16 +206,59 @@ fn named(alarms: &[String], t: &AlarmTransition) -> bool {
         .any(|a| alarm_matches(a, &t.alarm_name, t.alarm_arn.as_deref()))
 }
 
+/// Whether the alarm's AWS/SageMaker dimensions name the target: `EndpointName` and, when the
+/// alarm has one, `VariantName` for a variant (endpoint-level metrics such as
+/// `HasBacklogWithoutCapacity` carry no variant); `InferenceComponentName` for a component.
+pub fn dimensions_name(id: &ScalableTargetId, t: &AlarmTransition) -> bool {
+    let dim = |key: &str| t.dimensions.get(key).map(String::as_str);
+    match id {
+        ScalableTargetId::Variant { endpoint, variant } => {
+            dim("EndpointName") == Some(endpoint.as_str())
+                && dim("VariantName").is_none_or(|v| v == variant.as_str())
+        }
+        ScalableTargetId::InferenceComponent(name) => {
+            dim("InferenceComponentName") == Some(name.as_str())
+        }
+    }
+}
+
+/// The AWS/SageMaker metric a plan may route this alarm by for this target: the metric of a
+/// metric alarm whose dimensions name the target (never for metric-math or composite alarms).
+pub fn routed_metric<'a>(id: &ScalableTargetId, t: &'a AlarmTransition) -> Option<&'a str> {
+    t.metric_name.as_deref().filter(|_| dimensions_name(id, t))
+}
+
+/// Whether `alarms` (by name or ARN) or `metrics` (by metric and dimensions) select the alarm.
+fn selects(
+    alarms: &[String],
+    metrics: &[String],
+    id: &ScalableTargetId,
+    t: &AlarmTransition,
+) -> bool {
+    named(alarms, t) || routed_metric(id, t).is_some_and(|m| metrics.iter().any(|x| x == m))
+}
+
 /// Which managed targets (and in which role) a transition concerns under the plan; empty = not
-/// ours. An alarm may matter to several targets, and to one target in both roles.
+/// ours. An alarm may matter to several targets, and to one target in both roles. A role takes
+/// the alarms it names and, with `metrics`, the metric alarms on those metrics that measure the
+/// target.
 pub fn route(plan: &Plan, t: &AlarmTransition) -> Vec<(ScalableTargetId, AlarmRole)> {
     let mut out = Vec::new();
     for target in &plan.targets {
-        if target.guard.as_ref().is_some_and(|g| named(&g.alarms, t)) {
-            out.push((target.id.clone(), AlarmRole::Guard));
+        let id = &target.id;
+        if target
+            .guard
+            .as_ref()
+            .is_some_and(|g| selects(&g.alarms, &g.metrics, id, t))
+        {
+            out.push((id.clone(), AlarmRole::Guard));
         }
-        if target.wake.as_ref().is_some_and(|w| named(&w.alarms, t)) {
-            out.push((target.id.clone(), AlarmRole::Wake));
+        if target
+            .wake
+            .as_ref()
+            .is_some_and(|w| selects(&w.alarms, &w.metrics, id, t))
+        {
+            out.push((id.clone(), AlarmRole::Wake));
         }
     }
     out
@@ -229,6 +292,46 @@ pub fn last_in_alarm(state: &TargetState, alarm_name: &str) -> Option<DateTime<U
         .as_str()
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
         .map(|t| t.with_timezone(&Utc))
+}
+
+/// The metric recorded with the alarm's mark for this target (see [`ALARM_METRIC_NOTE`]).
+pub fn alarm_metric<'a>(state: &'a TargetState, alarm_name: &str) -> Option<&'a str> {
+    state
+        .notes
+        .get(ALARM_METRIC_NOTE)?
+        .get(alarm_name)?
+        .as_str()
+}
+
+/// Records (or clears) the routed metric along with a new mark, so it always describes the
+/// mark's transition: like the mark, the newest transition wins whatever the arrival order.
+fn set_alarm_metric(state: &mut TargetState, alarm_name: &str, metric: Option<&str>) {
+    if alarm_metric(state, alarm_name) == metric {
+        return;
+    }
+    let entry = state
+        .notes
+        .entry(ALARM_METRIC_NOTE.to_owned())
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    if !entry.is_object() {
+        *entry = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let Some(map) = entry.as_object_mut() {
+        match metric {
+            Some(m) => {
+                map.insert(
+                    alarm_name.to_owned(),
+                    serde_json::Value::String(m.to_owned()),
+                );
+            }
+            None => {
+                map.remove(alarm_name);
+            }
+        }
+        if map.is_empty() {
+            state.notes.remove(ALARM_METRIC_NOTE);
+        }
+    }
 }
 
 fn raise_last_in_alarm(state: &mut TargetState, alarm_name: &str, at: DateTime<Utc>) {
@@ -271,8 +374,9 @@ fn freshness(state: &TargetState, t: &AlarmTransition) -> Freshness {
 }
 
 /// A hint when the alarm's AWS/SageMaker dimensions name another resource than the target the
-/// plan routes it to (a copy-paste slip in the plan, most likely). Routing stays by name: the
-/// dimensions of metric-math and composite alarms are partial or absent.
+/// plan routes it to by name (a copy-paste slip in the plan, most likely). Named alarms are not
+/// checked against their dimensions: those of metric-math and composite alarms are partial or
+/// absent. (An alarm routed by metric always names the target, so it never gets this hint.)
 pub fn dimension_mismatch(id: &ScalableTargetId, t: &AlarmTransition) -> Option<String> {
     let named = |key: &str| t.dimensions.get(key).map(String::as_str);
     let differs = |key: &str, ours: &str| named(key).is_some_and(|v| v != ours);
@@ -376,6 +480,7 @@ pub fn apply_transition(
                 at: t.at,
             },
         );
+        set_alarm_metric(state, &t.alarm_name, routed_metric(&target.id, t));
     }
 
     let after = derive_claim(target, role, state);
@@ -427,12 +532,18 @@ struct Candidate {
     alarm: String,
 }
 
+/// The marks of the alarms a role listens to: named in `alarms`, or recorded on one of `metrics`
+/// (the metric is recorded only when the alarm's dimensions named this target).
 fn candidates<'a>(
     alarms: &'a [String],
+    metrics: &'a [String],
     state: &'a TargetState,
 ) -> impl Iterator<Item = (&'a String, AlarmState, DateTime<Utc>, Option<DateTime<Utc>>)> + 'a {
     state.alarm_marks.iter().filter_map(move |(name, mark)| {
-        if !alarms.iter().any(|a| alarm_matches(a, name, None)) {
+        let by_name = alarms.iter().any(|a| alarm_matches(a, name, None));
+        let by_metric =
+            || alarm_metric(state, name).is_some_and(|m| metrics.iter().any(|x| x == m));
+        if !by_name && !by_metric() {
             return None;
         }
         let s = mark.state.parse::<AlarmState>().ok()?;
@@ -456,12 +567,13 @@ fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {
 /// after its OK, provided it cleared within `max` of its last ALARM.
 fn winning_alarm(
     alarms: &[String],
+    metrics: &[String],
     state: &TargetState,
     max: chrono::Duration,
     after_clear: chrono::Duration,
 ) -> Option<Candidate> {
     best(
-        candidates(alarms, state).filter_map(|(name, s, at, last_alarm)| {
+        candidates(alarms, metrics, state).filter_map(|(name, s, at, last_alarm)| {
             if s == AlarmState::Alarm {
                 return Some(Candidate {
                     full_until: at + max,
@@ -495,6 +607,7 @@ pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -
 fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
     let pick = winning_alarm(
         &policy.alarms,
+        &policy.metrics,
         state,
         policy.max_duration.to_chrono(),
         policy.hold.to_chrono(),
@@ -538,6 +651,7 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
 fn derive_wake(policy: &WakePolicy, state: &TargetState) -> Option<Claim> {
     let pick = winning_alarm(
         &policy.alarms,
+        &policy.metrics,
         state,
         policy.max_duration.to_chrono(),
         policy.quiet_period.to_chrono(),
@@ -670,7 +784,7 @@ pub fn wake_already_served(
 
 /// A guard alarm is in ALARM and within its hard bound (a lost OK stops counting after it).
 fn guard_firing(policy: &GuardPolicy, state: &TargetState, now: DateTime<Utc>) -> bool {
-    candidates(&policy.alarms, state)
+    candidates(&policy.alarms, &policy.metrics, state)
         .any(|(_, s, at, _)| s == AlarmState::Alarm && now < at + policy.max_duration.to_chrono())
 }
 

@@ -1,8 +1,12 @@
 //! Properties of the alarm automation: alarm events arrive duplicated and out of order, and any
-//! such interleaving must end in the same claims as the ordered sequence.
+//! such interleaving must end in the same claims as the ordered sequence. The guard takes
+//! `burst` by its AWS/SageMaker metric and dimensions (the plan does not name it) and the others by
+//! name, so both ways of routing are covered.
 
 use chrono::{DateTime, Duration, Utc};
-use headroom_core::alarms::{apply_transition, AlarmRole, AlarmState, AlarmTransition};
+use headroom_core::alarms::{
+    apply_transition, AlarmRole, AlarmState, AlarmTransition, ALARM_METRIC_NOTE,
+};
 use headroom_core::plan::{parse_plan, TargetPlan};
 use headroom_core::state::TargetState;
 use proptest::prelude::*;
@@ -14,7 +18,8 @@ resource_id = "endpoint/chat/variant/AllTraffic"
 min_capacity = 1
 max_capacity = 20
   [target.guard]
-  alarms = ["burst", "burst-math"]
+  alarms = ["burst-math"]
+  metrics = ["InvocationsPerInstance"]
   hold = "20m"
   max_duration = "2h"
   step_down = { step = "10m", keep_percent = 50 }
@@ -63,7 +68,14 @@ fn arb_history(max_gap_min: i64, vary_desired: bool) -> impl Strategy<Value = Ve
             now += Duration::minutes(gap);
             let previous = last[alarm].unwrap_or(STATES[initial]);
             last[alarm] = Some(STATES[state]);
-            let t = AlarmTransition::new(ALARMS[alarm], STATES[state], now).with_previous(previous);
+            let mut t =
+                AlarmTransition::new(ALARMS[alarm], STATES[state], now).with_previous(previous);
+            if ALARMS[alarm] == "burst" {
+                t = t.on_metric(
+                    "InvocationsPerInstance",
+                    &[("EndpointName", "chat"), ("VariantName", "AllTraffic")],
+                );
+            }
             out.push((t, Some(if vary_desired { desired } else { 6 })));
         }
         out
@@ -128,6 +140,10 @@ proptest! {
         prop_assert_eq!(&shuffled.claims, &ordered.claims, "arrivals {:?}", arrivals);
         prop_assert_eq!(shuffled.high_water, ordered.high_water);
         prop_assert_eq!(&shuffled.alarm_marks, &ordered.alarm_marks);
+        prop_assert_eq!(
+            shuffled.notes.get(ALARM_METRIC_NOTE),
+            ordered.notes.get(ALARM_METRIC_NOTE)
+        );
     }
 
     /// Over hours (claims expiring and starting again in between), with the target's desired

@@ -779,3 +779,172 @@ fn an_alarm_measuring_another_resource_than_its_target_is_pointed_out() {
     );
     assert!(s.claim(&ClaimSource::Guard).is_some());
 }
+
+/// A plan that routes alarms by AWS/SageMaker metric and dimensions instead of by name.
+const PLAN_BY_METRIC: &str = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 1
+max_capacity = 12
+  [target.guard]
+  metrics = ["InvocationsPerInstance"]
+  hold = "20m"
+  max_duration = "6h"
+
+[[target]]
+resource_id = "endpoint/summarize/variant/AllTraffic"
+min_capacity = 0
+max_capacity = 4
+  [target.wake]
+  alarms = ["backlog"]
+  metrics = ["HasBacklogWithoutCapacity"]
+  capacity = 2
+
+[[target]]
+resource_id = "inference-component/ic"
+min_capacity = 0
+max_capacity = 4
+  [target.wake]
+  metrics = ["NoCapacityInvocationFailures"]
+"#;
+
+fn plan_by_metric() -> Plan {
+    parse_plan("by-metric.toml", PLAN_BY_METRIC).expect("the metric plan is valid")
+}
+
+#[test]
+fn routing_by_metric_needs_a_listed_metric_and_dimensions_naming_the_target() {
+    let plan = plan_by_metric();
+    let chat_dims = [("EndpointName", "chat"), ("VariantName", "AllTraffic")];
+    let on = |name: &str, metric: &str, dims: &[(&str, &str)]| {
+        AlarmTransition::new(name, Alarm, at("09:00")).on_metric(metric, dims)
+    };
+    let mut math = AlarmTransition::new("unnamed-math", Alarm, at("09:00"));
+    math.dimensions = on("x", "x", &chat_dims).dimensions;
+    // (case, transition, expected routes)
+    type Row<'a> = (&'a str, AlarmTransition, Vec<(&'a str, AlarmRole)>);
+    let table: Vec<Row> = vec![
+        (
+            "an unnamed alarm on a listed metric of the variant",
+            on("unnamed-burst", "InvocationsPerInstance", &chat_dims),
+            vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
+        ),
+        (
+            "the same alarm on another endpoint",
+            on(
+                "unnamed-burst",
+                "InvocationsPerInstance",
+                &[
+                    ("EndpointName", "chat-staging"),
+                    ("VariantName", "AllTraffic"),
+                ],
+            ),
+            vec![],
+        ),
+        (
+            "the same endpoint, another variant",
+            on(
+                "unnamed-burst",
+                "InvocationsPerInstance",
+                &[("EndpointName", "chat"), ("VariantName", "Canary")],
+            ),
+            vec![],
+        ),
+        (
+            "a metric the plan does not list",
+            on("unnamed-latency", "ModelLatency", &chat_dims),
+            vec![],
+        ),
+        (
+            "metric math has no single metric, whatever its dimensions",
+            math,
+            vec![],
+        ),
+        (
+            "an endpoint-level metric without VariantName matches by EndpointName",
+            on(
+                "async-backlog",
+                "HasBacklogWithoutCapacity",
+                &[("EndpointName", "summarize")],
+            ),
+            vec![("endpoint/summarize/variant/AllTraffic", AlarmRole::Wake)],
+        ),
+        (
+            "an inference component by InferenceComponentName",
+            on(
+                "ic-unnamed",
+                "NoCapacityInvocationFailures",
+                &[("InferenceComponentName", "ic")],
+            ),
+            vec![("inference-component/ic", AlarmRole::Wake)],
+        ),
+        (
+            "another inference component",
+            on(
+                "ic-unnamed",
+                "NoCapacityInvocationFailures",
+                &[("InferenceComponentName", "other-ic")],
+            ),
+            vec![],
+        ),
+        (
+            "names still route beside metrics",
+            AlarmTransition::new("backlog", Alarm, at("09:00")),
+            vec![("endpoint/summarize/variant/AllTraffic", AlarmRole::Wake)],
+        ),
+    ];
+    for (case, t, want) in table {
+        let got = route(&plan, &t);
+        let want: Vec<(ScalableTargetId, AlarmRole)> =
+            want.into_iter().map(|(i, r)| (target_id(i), r)).collect();
+        assert_eq!(got, want, "{case}");
+    }
+}
+
+#[test]
+fn an_alarm_routed_by_metric_holds_and_releases_the_guard_like_a_named_one() {
+    let plan = plan_by_metric();
+    let chat_id = target_id("endpoint/chat/variant/AllTraffic");
+    let target = plan.target(&chat_id).expect("chat").clone();
+    let dims = [("EndpointName", "chat"), ("VariantName", "AllTraffic")];
+    let fire =
+        tr("unnamed-burst", Alarm, Clear, "09:00").on_metric("InvocationsPerInstance", &dims);
+    let clear =
+        tr("unnamed-burst", Clear, Alarm, "09:30").on_metric("InvocationsPerInstance", &dims);
+    assert_eq!(
+        route(&plan, &fire),
+        vec![(chat_id.clone(), AlarmRole::Guard)]
+    );
+
+    // GIVEN the unnamed burst alarm firing with 5 desired: the guard claim holds 5.
+    let mut s = TargetState::default();
+    apply_transition(&target, AlarmRole::Guard, &fire, Some(5), &mut s);
+    let g = s.claim(&ClaimSource::Guard).expect("guard claim").clone();
+    assert_eq!((g.floor, g.full_until), (5, at("15:00")));
+    assert_eq!(bounds_at(&target, &s, "09:10"), (5, true));
+    // The tick sees the alarm as firing (the high-water mark may still rise).
+    assert!(wants_capacity_observation(&target, &s, at("09:10")));
+
+    // WHEN it clears, the claim holds for the hold time after the OK: the mark is still
+    // recognised as this guard's alarm.
+    apply_transition(&target, AlarmRole::Guard, &clear, Some(5), &mut s);
+    let g = s.claim(&ClaimSource::Guard).expect("guard claim").clone();
+    assert_eq!(g.full_until, at("09:50"));
+
+    // Out of order: the OK first, then the ALARM, ends in the same claim.
+    let mut r = TargetState::default();
+    apply_transition(&target, AlarmRole::Guard, &clear, Some(5), &mut r);
+    apply_transition(&target, AlarmRole::Guard, &fire, Some(5), &mut r);
+    assert_eq!(r.claims, s.claims);
+
+    // A plan that no longer lists the metric no longer counts the alarm.
+    let mut without = target.clone();
+    if let Some(g) = without.guard.as_mut() {
+        g.metrics.clear();
+    }
+    assert_eq!(
+        headroom_core::alarms::derive_claim(&without, AlarmRole::Guard, &s),
+        None
+    );
+}

@@ -119,6 +119,27 @@ fn dimensions(data: &Value) -> BTreeMap<String, String> {
     out
 }
 
+/// The AWS/SageMaker metric of a metric alarm: its configuration has exactly one metric, a
+/// `metricStat` in that namespace. Metric-math alarms (several inputs, or an expression) and
+/// composite alarms (no metrics) have none.
+fn metric_name(data: &Value) -> Option<String> {
+    let [only] = data
+        .pointer("/configuration/metrics")
+        .and_then(Value::as_array)?
+        .as_slice()
+    else {
+        return None;
+    };
+    let m = only.pointer("/metricStat/metric")?;
+    if m.get("namespace").and_then(Value::as_str) != Some(SAGEMAKER_NAMESPACE) {
+        return None;
+    }
+    m.get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+        .map(str::to_owned)
+}
+
 /// The common part: `data` is the EventBridge `detail` or the direct action's `alarmData`.
 fn transition(
     data: &Value,
@@ -165,6 +186,7 @@ fn transition(
         previous,
         at,
         dimensions: dimensions(data),
+        metric_name: metric_name(data),
         event_id,
     })
 }
@@ -413,6 +435,46 @@ mod tests {
         assert!(err.to_string().contains("detail.alarmName"), "{err}");
         let err = parse_eventbridge(&json!({"detail-type": DETAIL_TYPE})).unwrap_err();
         assert!(err.to_string().contains("`detail`"), "{err}");
+    }
+
+    #[test]
+    fn metric_alarms_name_their_sagemaker_metric_and_others_none() {
+        let table = [
+            (
+                "eventbridge-burst-alarm.json",
+                Some("InvocationsPerInstance"),
+            ),
+            (
+                "direct-action-burst-alarm.json",
+                Some("InvocationsPerInstance"),
+            ),
+            (
+                "eventbridge-backlog-alarm.json",
+                Some("HasBacklogWithoutCapacity"),
+            ),
+            (
+                "direct-action-backlog-ok.json",
+                Some("HasBacklogWithoutCapacity"),
+            ),
+            (
+                "eventbridge-ic-no-capacity-alarm.json",
+                Some("NoCapacityInvocationFailures"),
+            ),
+            ("eventbridge-metric-math-alarm.json", None),
+            ("eventbridge-composite-alarm.json", None),
+            // A metric alarm, but not in AWS/SageMaker.
+            ("eventbridge-unknown-alarm.json", None),
+        ];
+        for (file, want) in table {
+            assert_eq!(alarm(file).metric_name.as_deref(), want, "{file}");
+        }
+        // One input with an expression beside it is still metric math.
+        let mut e = fixture("eventbridge-burst-alarm.json");
+        e["detail"]["configuration"]["metrics"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "e1", "expression": "m1*2", "returnData": true}));
+        assert_eq!(parse_eventbridge(&e).unwrap().metric_name, None);
     }
 
     #[test]

@@ -78,7 +78,12 @@ pub struct MeasuredLeadTimeFile {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GuardFile {
+    /// Alarms by name or ARN.
+    #[serde(default)]
     pub alarms: Vec<String>,
+    /// AWS/SageMaker metric names: an alarm on one of them whose dimensions name the target.
+    #[serde(default)]
+    pub metrics: Vec<String>,
     pub hold: Option<Span>,
     pub max_duration: Option<Span>,
     pub suspend_scale_in: Option<bool>,
@@ -90,7 +95,12 @@ pub struct GuardFile {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WakeFile {
+    /// Alarms by name or ARN.
+    #[serde(default)]
     pub alarms: Vec<String>,
+    /// AWS/SageMaker metric names: an alarm on one of them whose dimensions name the target.
+    #[serde(default)]
+    pub metrics: Vec<String>,
     pub capacity: Option<u32>,
     pub quiet_period: Option<Span>,
     pub max_duration: Option<Span>,

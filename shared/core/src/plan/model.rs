@@ -93,7 +93,11 @@ pub enum GuardFloor {
 
 #[derive(Debug, Clone)]
 pub struct GuardPolicy {
+    /// Alarms by name or ARN.
     pub alarms: Vec<String>,
+    /// AWS/SageMaker metric names: an alarm on one of these metrics whose dimensions name the
+    /// target matters too, whatever its name.
+    pub metrics: Vec<String>,
     pub hold: Span,
     pub max_duration: Span,
     pub suspend_scale_in: bool,
@@ -103,7 +107,10 @@ pub struct GuardPolicy {
 
 #[derive(Debug, Clone)]
 pub struct WakePolicy {
+    /// Alarms by name or ARN.
     pub alarms: Vec<String>,
+    /// AWS/SageMaker metric names, as for the guard.
+    pub metrics: Vec<String>,
     pub capacity: u32,
     pub quiet_period: Span,
     pub max_duration: Span,

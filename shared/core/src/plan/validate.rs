@@ -248,7 +248,7 @@ impl Validator {
         let measured_lead_time = self.measured(at, t);
         let guard = t.guard.as_ref().map(|g| {
             let gat = format!("{at}.guard");
-            self.alarm_list(&gat, &g.alarms);
+            self.alarm_list(&gat, &g.alarms, &g.metrics);
             let hold = g.hold.unwrap_or(Span::minutes(15));
             let max_duration = g.max_duration.unwrap_or(Span::hours(6));
             self.bounded_span(&format!("{gat}.hold"), hold, LONGEST_HOLD);
@@ -269,6 +269,7 @@ impl Validator {
             };
             GuardPolicy {
                 alarms: g.alarms.clone(),
+                metrics: g.metrics.clone(),
                 hold,
                 max_duration,
                 suspend_scale_in: g.suspend_scale_in.unwrap_or(true),
@@ -281,7 +282,7 @@ impl Validator {
         });
         let wake = t.wake.as_ref().map(|w| {
             let wat = format!("{at}.wake");
-            self.alarm_list(&wat, &w.alarms);
+            self.alarm_list(&wat, &w.alarms, &w.metrics);
             let capacity = w.capacity.unwrap_or(1);
             if capacity == 0 || capacity > t.max_capacity {
                 self.fail(
@@ -301,6 +302,7 @@ impl Validator {
             }
             WakePolicy {
                 alarms: w.alarms.clone(),
+                metrics: w.metrics.clone(),
                 capacity,
                 quiet_period,
                 max_duration,
@@ -361,15 +363,23 @@ impl Validator {
         out
     }
 
-    fn alarm_list(&mut self, at: &str, alarms: &[String]) {
-        if alarms.is_empty() {
+    /// A guard or wake section says which alarms matter: by name or ARN (`alarms`), by
+    /// AWS/SageMaker metric (`metrics`), or both; at least one of the two.
+    fn alarm_list(&mut self, at: &str, alarms: &[String], metrics: &[String]) {
+        if alarms.is_empty() && metrics.is_empty() {
             self.fail(
                 format!("{at}.alarms"),
-                "name at least one alarm (name or ARN)",
+                "name at least one alarm (name or ARN), or an AWS/SageMaker metric in `metrics`",
             );
         }
         if alarms.iter().any(|a| a.trim().is_empty()) {
             self.fail(format!("{at}.alarms"), "an alarm name is empty");
+        }
+        if metrics.iter().any(|m| m.trim().is_empty()) {
+            self.fail(
+                format!("{at}.metrics"),
+                "a metric name is empty (e.g. InvocationsPerInstance)",
+            );
         }
     }
 
@@ -496,6 +506,42 @@ max_capacity = 2
         let err = parse_plan("typo.toml", "version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\nmin_capacity = 1\nmax_capacity = 2\nmax_capcity = 3\n").unwrap_err();
         assert!(err.to_string().contains("max_capcity"), "{err}");
         assert!(err.to_string().contains("line"), "{err}");
+    }
+
+    #[test]
+    fn guard_and_wake_need_alarms_or_metrics() {
+        let section = |body: &str| {
+            format!(
+                "version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\nmin_capacity = 0\nmax_capacity = 2\n{body}"
+            )
+        };
+        let err = parse_plan("none.toml", &section("[target.guard]\nhold = \"5m\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("target[0].guard.alarms") && err.contains("`metrics`"),
+            "{err}"
+        );
+        let err = parse_plan(
+            "none.toml",
+            &section("[target.wake]\nalarms = []\nmetrics = []\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("target[0].wake.alarms"), "{err}");
+        let err = parse_plan("blank.toml", &section("[target.wake]\nmetrics = [\" \"]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("target[0].wake.metrics"), "{err}");
+
+        let plan = parse_plan(
+            "metrics.toml",
+            &section("[target.wake]\nmetrics = [\"HasBacklogWithoutCapacity\"]\n"),
+        )
+        .unwrap();
+        let wake = plan.targets[0].wake.as_ref().unwrap();
+        assert!(wake.alarms.is_empty());
+        assert_eq!(wake.metrics, ["HasBacklogWithoutCapacity"]);
     }
 
     #[test]
