@@ -656,9 +656,7 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
     let lines: Vec<&str> = t.text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         let code_part = line.split(" #").next().unwrap_or(line).trim();
-        let star = ["Resource: \"*\"", "Resource: '*'", "Resource: *"]
-            .iter()
-            .any(|p| code_part == *p);
+        let star = ["Resource: \"*\"", "Resource: '*'", "Resource: *"].contains(&code_part);
         if !star {
             continue;
         }
