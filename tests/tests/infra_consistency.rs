@@ -126,6 +126,8 @@ struct CodeFunction {
     declared: BTreeMap<String, BTreeSet<String>>,
     /// Source files, operations.rs left out.
     files: Vec<Masked>,
+    /// Source files of the workspace crates it depends on (shared/*), adapters included.
+    dep_files: Vec<Masked>,
 }
 
 impl CodeFunction {
@@ -138,8 +140,6 @@ impl CodeFunction {
 struct Code {
     functions: Vec<CodeFunction>,
     adapter_files: Vec<Masked>,
-    /// shared/lambda: what every function's `main` shares (logging reads RUST_LOG there).
-    lambda_files: Vec<Masked>,
     scan: AdapterScan,
     problems: Vec<String>,
 }
@@ -167,6 +167,35 @@ fn crate_names(manifest: &str) -> (Option<String>, Option<String>) {
         }
     }
     (package, bin)
+}
+
+/// The directories of the workspace crates a function's Cargo.toml depends on (`headroom-*`
+/// entries of `[dependencies]`, resolved through `[workspace.dependencies]`).
+fn workspace_deps(root: &Path, manifest: &str) -> Vec<PathBuf> {
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).expect("workspace Cargo.toml");
+    let paths: BTreeMap<String, String> = workspace
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('=')?;
+            let path = rest.split("path").nth(1)?.split('"').nth(1)?;
+            Some((name.trim().to_owned(), path.to_owned()))
+        })
+        .collect();
+    let mut section = "";
+    let mut dirs = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let name = line.split(['.', '=', ' ']).next().unwrap_or_default();
+        if section == "[dependencies]" && name.starts_with("headroom-") {
+            if let Some(path) = paths.get(name) {
+                dirs.push(root.join(path));
+            }
+        }
+    }
+    dirs
 }
 
 fn load_code() -> Code {
@@ -198,6 +227,10 @@ fn load_code() -> Code {
             ));
             continue;
         };
+        let dep_files = workspace_deps(&root, &manifest)
+            .iter()
+            .flat_map(|dir| source::rust_files(&dir.join("src")))
+            .collect();
         let files = source::rust_files(&dir.join("src"))
             .into_iter()
             .filter(|m| m.path.file_name().is_none_or(|n| n != "operations.rs"))
@@ -215,6 +248,7 @@ fn load_code() -> Code {
                 })
                 .collect(),
             files,
+            dep_files,
         });
     }
     for name in declared.keys() {
@@ -227,7 +261,6 @@ fn load_code() -> Code {
     Code {
         functions,
         adapter_files,
-        lambda_files: source::rust_files(&root.join("shared/lambda/src")),
         scan,
         problems,
     }
@@ -292,7 +325,14 @@ fn check_function_sources(code: &Code) -> Vec<String> {
                 f.crate_name
             ));
         }
-        for m in &f.files {
+        // Its own files and the non-adapter workspace crates it uses.
+        let adapters_dir = root().join("shared/adapters");
+        let checked = f.files.iter().chain(
+            f.dep_files
+                .iter()
+                .filter(|m| !m.path.starts_with(&adapters_dir)),
+        );
+        for m in checked {
             for needle in [".send()", "aws_sdk_"] {
                 if m.code.contains(needle) {
                     problems.push(format!(
@@ -308,20 +348,11 @@ fn check_function_sources(code: &Code) -> Vec<String> {
 }
 
 /// Environment variables the function's code reads, without those the Lambda runtime sets.
-fn code_env(code: &Code, f: &CodeFunction) -> BTreeSet<String> {
+fn code_env(f: &CodeFunction) -> BTreeSet<String> {
+    // The function's own reads and those of the workspace crates it depends on (configuration
+    // and logging live in shared crates).
     let mut vars = source::env_vars(&f.files);
-    let reads_adapter_env = f.files.iter().any(|m| {
-        source::has_word(&m.code, "FunctionEnv") || source::has_word(&m.code, "AwsSettings")
-    });
-    if reads_adapter_env {
-        vars.extend(source::env_vars(&code.adapter_files));
-    }
-    if f.files
-        .iter()
-        .any(|m| source::has_word(&m.code, "init_logging"))
-    {
-        vars.extend(source::env_vars(&code.lambda_files));
-    }
+    vars.extend(source::env_vars(&f.dep_files));
     vars.retain(|v| !v.starts_with("AWS_") && !v.starts_with('_'));
     vars
 }
@@ -365,7 +396,7 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
         let id = &r.logical_id;
 
         // Environment.
-        let reads = code_env(code, f);
+        let reads = code_env(f);
         for v in reads.difference(&r.env) {
             problems.push(format!(
                 "{} reads {v}, but {id} does not set it",
