@@ -5,19 +5,10 @@
 //! IAM policy in infra/template.yaml allows these operations and nothing else (apart from what
 //! Application Auto Scaling requires of a RegisterScalableTarget caller, listed there apart).
 
-use std::collections::BTreeSet;
-
 use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
-use headroom_adapters::{AasScalingTargets, DynamoStateStore};
-
-/// `(adapter type name, its operations)`, the name and the list taken from the same type.
-macro_rules! adapter {
-    ($t:ident) => {
-        (stringify!($t), $t::OPERATIONS)
-    };
-}
+use headroom_adapters::{adapter, AasScalingTargets, DynamoStateStore};
 
 /// Every adapter this function builds.
 pub const ADAPTERS: &[(&str, &[&str])] = &[
@@ -27,11 +18,3 @@ pub const ADAPTERS: &[(&str, &[&str])] = &[
     adapter!(DynamoStateStore),
     adapter!(SageMakerModels),
 ];
-
-/// Every AWS operation (`service:Action`, as IAM names it) this function can call.
-pub fn operations() -> BTreeSet<&'static str> {
-    ADAPTERS
-        .iter()
-        .flat_map(|(_, ops)| ops.iter().copied())
-        .collect()
-}

@@ -5,16 +5,7 @@
 //! IAM policy in infra/template.yaml allows these operations and nothing else (apart from what
 //! Application Auto Scaling requires of a RegisterScalableTarget caller, listed there apart).
 
-use std::collections::BTreeSet;
-
-use headroom_adapters::{AasScalingTargets, DynamoStateStore, SageMakerCapacity};
-
-/// `(adapter type name, its operations)`, the name and the list taken from the same type.
-macro_rules! adapter {
-    ($t:ident) => {
-        (stringify!($t), $t::OPERATIONS)
-    };
-}
+use headroom_adapters::{adapter, AasScalingTargets, DynamoStateStore, SageMakerCapacity};
 
 /// Every adapter this function builds.
 pub const ADAPTERS: &[(&str, &[&str])] = &[
@@ -22,11 +13,3 @@ pub const ADAPTERS: &[(&str, &[&str])] = &[
     adapter!(DynamoStateStore),
     adapter!(SageMakerCapacity),
 ];
-
-/// Every AWS operation (`service:Action`, as IAM names it) this function can call.
-pub fn operations() -> BTreeSet<&'static str> {
-    ADAPTERS
-        .iter()
-        .flat_map(|(_, ops)| ops.iter().copied())
-        .collect()
-}

@@ -22,3 +22,12 @@ pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
 pub use env::FunctionEnv;
 pub use sagemaker_capacity::SageMakerCapacity;
+
+/// `(adapter type name, its operations)` for a function's `operations.rs`, the name and the list
+/// taken from the same type so they cannot disagree.
+#[macro_export]
+macro_rules! adapter {
+    ($t:ident) => {
+        (stringify!($t), $t::OPERATIONS)
+    };
+}
