@@ -73,7 +73,8 @@ fn every_sample_plan_validates() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .filter(|p| {
             p.components().any(|c| c.as_os_str() == "plans")
-                || p.file_name().is_some_and(|n| n == "plan.toml")
+                || p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("plan"))
         })
         .collect();
     assert!(!plans.is_empty());

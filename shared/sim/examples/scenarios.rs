@@ -1,10 +1,13 @@
-//! Runs every shipped scenario and prints the README's results table (markdown), or the full
+//! Runs every shipped scenario and prints the README's results tables (markdown), or the full
 //! table of one scenario:
 //! `cargo run --release -p headroom-sim --example scenarios [-- NAME]` (from the repository root).
+//! Besides the shipped scenarios it runs the what-if plans next to them, and splits the default
+//! scenario's breach minutes by where they fall (`headroom_sim::attribution`).
 
 use std::path::Path;
 
-use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy};
+use headroom_sim::attribution::{attribute, BreachCauses};
+use headroom_sim::{run_all, synthetic, Report, RunOptions, Scenario, Strategy};
 
 /// (scenario directory under events/scenarios, trace under events/traces)
 const SHIPPED: [(&str, &str); 4] = [
@@ -14,9 +17,26 @@ const SHIPPED: [(&str, &str); 4] = [
     ("azure-llm", "azure-llm-conv-10s.csv"),
 ];
 
+/// (scenario directory, plan file in it, what the plan changes): what-if plans run on the
+/// scenario's world and trace.
+const WHAT_IFS: [(&str, &str, &str); 1] = [(
+    "daily-peak-bursts",
+    "plan-afternoon-floor.toml",
+    "afternoon floor (what-if)",
+)];
+
 fn load(root: &Path, name: &str, trace: &str) -> Result<Scenario, Box<dyn std::error::Error>> {
+    load_plan(root, name, "plan.toml", trace)
+}
+
+fn load_plan(
+    root: &Path,
+    name: &str,
+    plan: &str,
+    trace: &str,
+) -> Result<Scenario, Box<dyn std::error::Error>> {
     let dir = root.join("events/scenarios").join(name);
-    let plan = dir.join("plan.toml");
+    let plan = dir.join(plan);
     let world = dir.join("world.toml");
     let trace = root.join("events/traces").join(trace);
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
@@ -45,9 +65,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| scenario | strategy | breach min | in planned peaks | failed | instance-hours | launches | max backlog |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let mut goals = Vec::new();
+    let mut causes: Vec<(Strategy, BreachCauses)> = Vec::new();
+    let mut runs: Vec<(String, Scenario)> = Vec::new();
     for (name, trace) in SHIPPED {
-        let scenario = load(&root, name, trace)?;
-        let report = Report::new(&scenario, run_all(&scenario, &mut RunOptions::default()));
+        runs.push((name.to_owned(), load(&root, name, trace)?));
+    }
+    for (name, plan, label) in WHAT_IFS {
+        let trace = SHIPPED.iter().find(|(n, _)| *n == name).map_or("", |s| s.1);
+        runs.push((
+            format!("{name}, {label}"),
+            load_plan(&root, name, plan, trace)?,
+        ));
+    }
+    for (name, scenario) in &runs {
+        let default = name == "daily-peak-bursts";
+        let mut options = RunOptions {
+            chart: default,
+            progress: None,
+        };
+        let results = run_all(scenario, &mut options);
+        if default {
+            let waves = synthetic::shipped_daily_peak_bursts_waves();
+            let peaks = scenario.peak_windows(0);
+            let start = scenario.trace.start.timestamp();
+            for r in &results {
+                causes.push((r.strategy, attribute(&r.chart[0], start, &peaks, &waves)));
+            }
+        }
+        let report = Report::new(scenario, results);
         for s in Strategy::ALL {
             let Some(r) = report.get(s) else { continue };
             let t = &r.total;
@@ -62,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 t.max_backlog
             );
         }
-        goals.push((name, report.goals()));
+        goals.push((name.clone(), report.goals()));
     }
     println!();
     println!("| scenario | planned peaks breach-free | breach minutes vs target tracking | instance-hours vs target tracking | instance-hours vs oracle | all goals |");
@@ -79,6 +124,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             g.extra_instance_hours_percent,
             g.oracle_ratio,
             if g.met { "met" } else { "missed" }
+        );
+    }
+    println!();
+    println!("Where the breach minutes of daily-peak-bursts fall:");
+    println!();
+    println!("| strategy | breach min | in planned peaks | in first waves of bursts | in rebound waves | elsewhere |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (s, c) in causes {
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            s.name(),
+            c.total(),
+            c.planned_peaks,
+            c.first_waves,
+            c.rebound_waves,
+            c.elsewhere
         );
     }
     Ok(())

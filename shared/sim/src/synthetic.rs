@@ -6,24 +6,39 @@ use chrono::{DateTime, Datelike, Duration, Timelike, Utc, Weekday};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// A burst episode: a few waves of extra traffic, the later ones "rebounds" of the first.
-#[derive(Debug, Clone, Copy)]
-struct Wave {
-    start: i64,
-    minutes: i64,
-    factor: f64,
+/// One wave of a generated burst episode: a few waves of extra traffic, the later ones
+/// "rebounds" of the first. Kept so reports can say where breach minutes fall (`attribution.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BurstWave {
+    /// The wave's first minute, counted from the trace start.
+    pub start_minute: i64,
+    pub minutes: i64,
+    /// Load multiplier while the wave lasts.
+    pub factor: f64,
+    /// The first wave of its episode: nothing earlier in the trace announces it.
+    pub first: bool,
 }
 
 /// A chat API over `days` days from `start` (a Monday, 00:00 UTC), one row per minute:
 /// - nights at about 15 requests/s, days at about 60, with smooth shoulders;
 /// - a weekday morning peak: from 09:00 UTC the load climbs to about 220 requests/s within five
 ///   minutes, holds until 10:30 and eases back by 11:30 (the peak an operator knows about);
-/// - unplanned burst episodes, one or two a day between 12:00 and 21:00: a first wave of 6 to 10
-///   minutes at 2.2x to 3x the load, then one or two rebound waves 20 to 40 minutes apart;
+/// - unplanned burst episodes, one or two a day, starting between 12:00 and 19:00: a first wave of 5 to 9
+///   minutes at 2.2x to 3x the load, then one to three rebound waves of 5 to 9 minutes at 1.8x to
+///   2.6x, each starting 15 to 30 minutes after the previous one ends;
 /// - multiplicative noise of about 5 % per minute.
 pub fn daily_peak_bursts(start: DateTime<Utc>, days: i64, seed: u64) -> Vec<(DateTime<Utc>, u64)> {
+    daily_peak_bursts_with_waves(start, days, seed).0
+}
+
+/// [`daily_peak_bursts`] and the burst waves it placed, in order.
+pub fn daily_peak_bursts_with_waves(
+    start: DateTime<Utc>,
+    days: i64,
+    seed: u64,
+) -> (Vec<(DateTime<Utc>, u64)>, Vec<BurstWave>) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut waves: Vec<Wave> = Vec::new();
+    let mut waves: Vec<BurstWave> = Vec::new();
     for day in 0..days {
         let day_start = day * 1440;
         let episodes = rng.random_range(1..=2);
@@ -42,10 +57,11 @@ pub fn daily_peak_bursts(start: DateTime<Utc>, days: i64, seed: u64) -> Vec<(Dat
                 } else {
                     rng.random_range(1.8..2.6)
                 };
-                waves.push(Wave {
-                    start: at,
+                waves.push(BurstWave {
+                    start_minute: at,
                     minutes,
                     factor,
+                    first: w == 0,
                 });
                 at += minutes + rng.random_range(15..=30);
             }
@@ -63,12 +79,12 @@ pub fn daily_peak_bursts(start: DateTime<Utc>, days: i64, seed: u64) -> Vec<(Dat
         }
         let factor = waves
             .iter()
-            .find(|w| m >= w.start && m < w.start + w.minutes)
+            .find(|w| m >= w.start_minute && m < w.start_minute + w.minutes)
             .map_or(1.0, |w| w.factor);
         let noise = 1.0 + 0.05 * (rng.random::<f64>() * 2.0 - 1.0);
         rows.push((at, (rate * factor * noise * 60.0).round() as u64));
     }
-    rows
+    (rows, waves)
 }
 
 /// Requests/s without peaks and bursts: 15 at night, 60 by day.
@@ -141,11 +157,22 @@ pub fn to_csv(header_comment: &str, rows: &[(DateTime<Utc>, u64)]) -> String {
     out
 }
 
+/// Where every shipped synthetic trace starts: a Monday.
+fn shipped_start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-03-02T00:00:00Z")
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or(DateTime::UNIX_EPOCH)
+}
+
+/// The burst waves of the shipped `synthetic-daily-peak-bursts-1m.csv` (the default scenario's
+/// trace), for attributing its breach minutes.
+pub fn shipped_daily_peak_bursts_waves() -> Vec<BurstWave> {
+    daily_peak_bursts_with_waves(shipped_start(), 7, 5).1
+}
+
 /// The shipped synthetic traces: (file name under `events/traces/`, contents).
 pub fn shipped() -> Vec<(&'static str, String)> {
-    let monday = DateTime::parse_from_rfc3339("2026-03-02T00:00:00Z")
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or(DateTime::UNIX_EPOCH);
+    let monday = shipped_start();
     vec![
         (
             "synthetic-daily-peak-bursts-1m.csv",
@@ -168,9 +195,7 @@ pub fn shipped() -> Vec<(&'static str, String)> {
 /// target, each with its own endpoint name and a slightly different load) over `days` days of the
 /// synthetic daily-peak-and-bursts trace. Used by the benchmark and the tests.
 pub fn fleet(targets: usize, days: i64) -> Result<crate::Scenario, crate::scenario::ScenarioError> {
-    let monday = DateTime::parse_from_rfc3339("2026-03-02T00:00:00Z")
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or(DateTime::UNIX_EPOCH);
+    let monday = shipped_start();
     let trace = to_csv("fleet", &daily_peak_bursts(monday, days, 5));
     let plan_one = crate::scenario::DEFAULT_PLAN;
     let world_one = crate::scenario::DEFAULT_WORLD;
