@@ -27,7 +27,7 @@ use crate::cloudwatch::{LiveAlarm, Transition};
 use crate::endpoint::{Endpoint, StepOutcome};
 use crate::metrics::{Meter, StepSample};
 use crate::scenario::Scenario;
-use crate::stats::{Stats, Summary};
+use crate::stats::{BreachSpan, Stats, Summary};
 use crate::trace::STEP_SECS;
 use crate::world::{Metric, Period, TargetWorld};
 
@@ -107,6 +107,8 @@ pub struct TargetResult {
     #[serde(flatten)]
     pub summary: Summary,
     pub aas: AasSummary,
+    /// Where the strategy fell short, in time order.
+    pub breach_spans: Vec<BreachSpan>,
 }
 
 /// What AAS did for a target.
@@ -469,6 +471,7 @@ pub fn run_reactive(
             target: world.targets[i].id.to_string(),
             summary,
             aas: r.aas.counters.into(),
+            breach_spans: r.stats.spans().to_vec(),
         });
         chart.push(r.chart.unwrap_or_default());
     }

@@ -19,7 +19,7 @@
 use crate::endpoint::Endpoint;
 use crate::engine::{ChartPoint, RunOptions, Strategy, StrategyResult, TargetResult};
 use crate::scenario::Scenario;
-use crate::stats::{Stats, Summary};
+use crate::stats::{BreachSpan, Stats, Summary};
 use crate::trace::STEP_SECS;
 
 /// Runs the oracle for every target of the scenario.
@@ -29,12 +29,13 @@ pub fn run(scenario: &Scenario, options: &mut RunOptions<'_>) -> StrategyResult 
     let mut chart = Vec::new();
     let n = scenario.world.targets.len();
     for i in 0..n {
-        let (summary, points) = run_target(scenario, i, options.chart);
+        let (summary, breach_spans, points) = run_target(scenario, i, options.chart);
         total.add(&summary);
         per_target.push(TargetResult {
             target: scenario.world.targets[i].id.to_string(),
             summary,
             aas: Default::default(),
+            breach_spans,
         });
         chart.push(points);
         if let Some(p) = options.progress.as_mut() {
@@ -51,7 +52,11 @@ pub fn run(scenario: &Scenario, options: &mut RunOptions<'_>) -> StrategyResult 
     }
 }
 
-fn run_target(scenario: &Scenario, index: usize, chart: bool) -> (Summary, Vec<ChartPoint>) {
+fn run_target(
+    scenario: &Scenario,
+    index: usize,
+    chart: bool,
+) -> (Summary, Vec<BreachSpan>, Vec<ChartPoint>) {
     let t = &scenario.world.targets[index];
     let (min, max) = scenario
         .plan
@@ -142,5 +147,5 @@ fn run_target(scenario: &Scenario, index: usize, chart: bool) -> (Summary, Vec<C
         }
     }
     stats.set_instance_seconds(billed_steps * STEP_SECS as f64);
-    (stats.summary(launches), points)
+    (stats.summary(launches), stats.spans().to_vec(), points)
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::engine::{Strategy, StrategyResult};
 use crate::scenario::Scenario;
-use crate::stats::Summary;
+use crate::stats::{BreachSpan, Summary};
 use crate::trace::STEP_SECS;
 
 /// The goals headroom is held to (issue 5).
@@ -189,9 +189,55 @@ impl Report {
             let _ = writeln!(out);
             let _ = writeln!(out, "{g}");
         }
+        if let Some(hr) = self.get(Strategy::Headroom) {
+            self.write_spans(&mut out, hr);
+        }
         out
     }
+
+    /// headroom's longest breach spans: where an operator may add a peak or an announcement.
+    fn write_spans(&self, out: &mut String, hr: &StrategyResult) {
+        let mut spans: Vec<(&str, &BreachSpan)> = hr
+            .per_target
+            .iter()
+            .flat_map(|t| t.breach_spans.iter().map(move |s| (t.target.as_str(), s)))
+            .collect();
+        if spans.is_empty() {
+            return;
+        }
+        // Longest first; among equals, earliest first.
+        spans.sort_by_key(|(_, s)| (std::cmp::Reverse(s.minutes), s.start));
+        let shown = spans.len().min(SPANS_SHOWN);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "where headroom still breaches, longest first ({shown} of {}; --json lists all):",
+            spans.len()
+        );
+        let many_targets = self.scenario.targets.len() > 1;
+        for (target, span) in &spans[..shown] {
+            let at = chrono::DateTime::from_timestamp(span.start, 0)
+                .map(|t| t.format("%a %Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_default();
+            let _ = write!(out, "  {at}  {:>3} min", span.minutes);
+            if span.in_planned_peak {
+                let _ = write!(out, "  in a planned peak");
+            }
+            if many_targets {
+                let _ = write!(out, "  {target}");
+            }
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(
+            out,
+            "If you can see such a span coming, add a [[target.peak]] to the plan or send a \
+             headroom.peak/v1 event ahead of it."
+        );
+    }
 }
+
+/// How many breach spans the table lists.
+const SPANS_SHOWN: usize = 5;
 
 impl fmt::Display for Goals {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

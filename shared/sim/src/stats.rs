@@ -41,6 +41,24 @@ impl Summary {
     }
 }
 
+/// A run of consecutive breach minutes of one target: where a strategy fell short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BreachSpan {
+    /// The first breach minute, RFC 3339 in the JSON.
+    #[serde(serialize_with = "rfc3339")]
+    pub start: i64,
+    pub minutes: u32,
+    /// Some minute of it falls inside a planned peak window.
+    pub in_planned_peak: bool,
+}
+
+fn rfc3339<S: serde::Serializer>(at: &i64, s: S) -> Result<S::Ok, S::Error> {
+    let text = chrono::DateTime::from_timestamp(*at, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default();
+    s.serialize_str(&text)
+}
+
 /// Running totals for one target.
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -56,6 +74,7 @@ pub struct Stats {
     peaks: Vec<(i64, i64)>,
     cursor: usize,
     peak_minutes: u64,
+    spans: Vec<BreachSpan>,
 }
 
 impl Stats {
@@ -85,6 +104,7 @@ impl Stats {
             peaks: merged,
             cursor: 0,
             peak_minutes,
+            spans: Vec::new(),
         }
     }
 
@@ -106,6 +126,18 @@ impl Stats {
         if out.breach {
             let minute = now.div_euclid(60);
             if minute != self.last_breach_minute {
+                let continues = minute == self.last_breach_minute.saturating_add(1);
+                match self.spans.last_mut() {
+                    Some(span) if continues => {
+                        span.minutes += 1;
+                        span.in_planned_peak |= peak;
+                    }
+                    _ => self.spans.push(BreachSpan {
+                        start: minute * 60,
+                        minutes: 1,
+                        in_planned_peak: peak,
+                    }),
+                }
                 self.last_breach_minute = minute;
                 self.breach_minutes += 1;
                 if peak {
@@ -113,6 +145,11 @@ impl Stats {
                 }
             }
         }
+    }
+
+    /// The breach spans so far, in time order.
+    pub fn spans(&self) -> &[BreachSpan] {
+        &self.spans
     }
 
     /// The oracle pays for its instances its own way (see `oracle.rs`).
@@ -155,5 +192,27 @@ mod tests {
         assert_eq!(sum.breach_minutes_in_peaks, 2);
         assert_eq!(sum.peak_minutes, 2);
         assert!((sum.instance_hours - 300.0 / 3600.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn consecutive_breach_minutes_make_one_span_and_a_gap_starts_another() {
+        let mut s = Stats::new(vec![(180, 240)], 0, 900);
+        let step = |breach| StepOutcome {
+            breach,
+            ..StepOutcome::default()
+        };
+        // Breach in minutes 1, 2, 3 (the last inside the peak), none in 4, breach again in 6.
+        for now in (0..600).step_by(10) {
+            let minute = now / 60;
+            s.record(now, &step(matches!(minute, 1..=3 | 6)), 1);
+        }
+        let span = |start, minutes, in_planned_peak| BreachSpan {
+            start,
+            minutes,
+            in_planned_peak,
+        };
+        assert_eq!(s.spans(), [span(60, 3, true), span(360, 1, false)]);
+        let json = serde_json::to_value(s.spans()[0]).expect("serialises");
+        assert_eq!(json["start"], "1970-01-01T00:01:00Z");
     }
 }
