@@ -78,18 +78,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
     for (name, scenario) in &runs {
-        let default = name == "daily-peak-bursts";
-        let mut options = RunOptions {
-            chart: default,
-            progress: None,
-        };
-        let results = run_all(scenario, &mut options);
-        if default {
+        let results = run_all(scenario, &mut RunOptions::default());
+        if name == "daily-peak-bursts" {
             let waves = synthetic::shipped_daily_peak_bursts_waves();
             let peaks = scenario.peak_windows(0);
             let start = scenario.trace.start.timestamp();
             for r in &results {
-                causes.push((r.strategy, attribute(&r.chart[0], start, &peaks, &waves)));
+                let spans = &r.per_target[0].breach_spans;
+                causes.push((r.strategy, attribute(spans, start, &peaks, &waves)));
             }
         }
         let report = Report::new(scenario, results);

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::engine::ChartPoint;
+use crate::stats::BreachSpan;
 use crate::synthetic::BurstWave;
 
 /// Minutes after a wave's last minute whose breach still belongs to it: the queue built up
@@ -32,22 +32,25 @@ impl BreachCauses {
     }
 }
 
-/// Splits the breach minutes of `points` (one per minute, from a run with the chart on).
+/// Splits the breach minutes of one target's `spans` (see `TargetResult::breach_spans`).
 /// `trace_start` is the Unix second the waves' minutes count from; `peaks` are the planned peak
 /// windows `[start, end)` in Unix seconds.
 pub fn attribute(
-    points: &[ChartPoint],
+    spans: &[BreachSpan],
     trace_start: i64,
     peaks: &[(i64, i64)],
     waves: &[BurstWave],
 ) -> BreachCauses {
     let mut causes = BreachCauses::default();
-    for p in points.iter().filter(|p| p.breach) {
-        if peaks.iter().any(|&(s, e)| s <= p.at && p.at < e) {
+    let minutes = spans
+        .iter()
+        .flat_map(|s| (0..i64::from(s.minutes)).map(move |k| s.start + 60 * k));
+    for at in minutes {
+        if peaks.iter().any(|&(s, e)| s <= at && at < e) {
             causes.planned_peaks += 1;
             continue;
         }
-        let minute = (p.at - trace_start).div_euclid(60);
+        let minute = (at - trace_start).div_euclid(60);
         let in_wave = |w: &&BurstWave| {
             minute >= w.start_minute && minute < w.start_minute + w.minutes + DRAIN_MINUTES
         };
@@ -67,14 +70,18 @@ pub fn attribute(
 mod tests {
     use super::*;
 
-    fn point(minute: i64, breach: bool) -> ChartPoint {
-        ChartPoint {
-            at: 1_000_020 + minute * 60,
-            demand: 0.0,
-            in_service: 1,
-            min_capacity: 1,
-            breach,
-        }
+    const START: i64 = 1_000_020;
+
+    /// One span per breach minute (spans are merged or not: the split is the same).
+    fn spans(minutes: &[i64]) -> Vec<BreachSpan> {
+        minutes
+            .iter()
+            .map(|m| BreachSpan {
+                start: START + m * 60,
+                minutes: 1,
+                in_planned_peak: false,
+            })
+            .collect()
     }
 
     fn wave(start_minute: i64, minutes: i64, first: bool) -> BurstWave {
@@ -88,14 +95,12 @@ mod tests {
 
     #[test]
     fn each_breach_minute_goes_to_one_cause_peaks_first() {
-        let start = 1_000_020;
-        // Minutes 0..30, breach at 2, 3 (peak), 10, 16 (first wave 10..15 + 2 drain), 17
-        // (elsewhere), 40 (rebound 38..43) and 44 (its drain); minute 50 is fine.
+        // Breach at minutes 2, 3 (peak), 10, 16 (first wave 10..15 + 2 drain), 17 (elsewhere),
+        // 40 (rebound 38..43) and 44 (its drain).
         let breach = [2, 3, 10, 16, 17, 40, 44];
-        let points: Vec<ChartPoint> = (0..60).map(|m| point(m, breach.contains(&m))).collect();
-        let peaks = [(start + 60, start + 4 * 60)];
+        let peaks = [(START + 60, START + 4 * 60)];
         let waves = [wave(10, 5, true), wave(38, 5, false), wave(2, 3, true)];
-        let causes = attribute(&points, start, &peaks, &waves);
+        let causes = attribute(&spans(&breach), START, &peaks, &waves);
         assert_eq!(
             causes,
             BreachCauses {
@@ -106,12 +111,19 @@ mod tests {
             }
         );
         assert_eq!(causes.total(), breach.len() as u64);
+        // A span of several minutes splits the same way as its minutes one by one.
+        let merged = [BreachSpan {
+            start: START + 14 * 60,
+            minutes: 4,
+            in_planned_peak: false,
+        }];
+        let split = attribute(&merged, START, &peaks, &waves);
+        assert_eq!((split.first_waves, split.elsewhere), (3, 1));
     }
 
     #[test]
     fn a_first_wave_overlapping_a_rebound_counts_as_first() {
-        let points = vec![point(5, true)];
         let waves = [wave(0, 4, false), wave(5, 5, true)];
-        assert_eq!(attribute(&points, 1_000_020, &[], &waves).first_waves, 1);
+        assert_eq!(attribute(&spans(&[5]), START, &[], &waves).first_waves, 1);
     }
 }

@@ -114,12 +114,12 @@ fn the_default_scenario_keeps_planned_peaks_clean_for_less_than_fifteen_percent_
 #[test]
 fn on_the_default_scenario_headroom_breaches_only_in_the_unannounced_first_waves() {
     let s = Scenario::default_scenario().expect("valid");
-    let results = run(&s);
+    let results = run_all(&s, &mut RunOptions::default());
     let waves = synthetic::shipped_daily_peak_bursts_waves();
     let peaks = s.peak_windows(0);
     let causes = |strategy| {
         attribute(
-            &of(&results, strategy).chart[0],
+            &of(&results, strategy).per_target[0].breach_spans,
             s.trace.start.timestamp(),
             &peaks,
             &waves,
@@ -139,9 +139,33 @@ fn on_the_default_scenario_headroom_breaches_only_in_the_unannounced_first_waves
         hr.first_waves > 0 && hr.first_waves <= tt.first_waves,
         "{hr:?} {tt:?}"
     );
+    // The spans hold every breach minute the summary counts, one span per burst here.
+    let spans = of(&results, Strategy::Headroom).per_target[0]
+        .breach_spans
+        .clone();
     assert_eq!(
         hr.total(),
         of(&results, Strategy::Headroom).total.breach_minutes
+    );
+    let first_waves = waves.iter().filter(|w| w.first).count();
+    assert!(!spans.is_empty() && spans.len() <= first_waves, "{spans:?}");
+
+    // The report lists them: the longest five in the table, all of them in the JSON.
+    let report = Report::new(&s, results);
+    let table = report.table();
+    assert!(
+        table.contains(&format!(
+            "where headroom still breaches, longest first (5 of {}",
+            spans.len()
+        )),
+        "{table}"
+    );
+    let json = report.to_json();
+    let listed = &json["strategies"]["headroom"]["per_target"][0]["breach_spans"];
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(spans.len()),
+        "{listed}"
     );
 }
 
