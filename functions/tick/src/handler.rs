@@ -3,13 +3,11 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
-use headroom_core::lead_time::lead_time;
-use headroom_core::peaks::{apply_peak_request, PeakRequest};
+use headroom_core::peaks::peak_change;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::reconcile::{
     self, load_plan, reconcile_named, EventChange, ReconcileError, TickReport,
 };
-use headroom_core::TargetState;
 use headroom_events::{parse_trigger, EventError, Trigger};
 use serde::Serialize;
 
@@ -53,18 +51,6 @@ pub enum Outcome {
         min: u32,
         notes: Vec<String>,
     },
-}
-
-/// The change an explicit peak makes to its target's state, keyed for idempotency.
-pub fn peak_change<'a>(
-    target: &'a headroom_core::TargetPlan,
-    request: &'a PeakRequest,
-    now: DateTime<Utc>,
-) -> impl Fn(&mut TargetState) -> Vec<String> + Send + Sync + 'a {
-    move |state: &mut TargetState| {
-        let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
-        apply_peak_request(target, request, lead.span, state, now)
-    }
 }
 
 /// Handles one event at `now` against the given ports. `capacity` reads SageMaker's counts for the

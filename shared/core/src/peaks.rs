@@ -153,3 +153,16 @@ pub fn apply_peak_request(
     state.put_claim(claim);
     notes
 }
+
+/// The change an explicit peak makes to its target's state: the request applied with the
+/// target's lead time as measured so far (the tick Lambda and the simulator both use it).
+pub fn peak_change<'a>(
+    target: &'a TargetPlan,
+    request: &'a PeakRequest,
+    now: DateTime<Utc>,
+) -> impl Fn(&mut crate::state::TargetState) -> Vec<String> + Send + Sync + 'a {
+    move |state: &mut crate::state::TargetState| {
+        let lead = crate::lead_time::lead_time(target, &state.lead_samples, state.model.as_deref());
+        apply_peak_request(target, request, lead.span, state, now)
+    }
+}

@@ -1,11 +1,19 @@
-//! Writes the shipped synthetic traces to `events/traces/` (run from the repository root):
-//! `cargo run -p headroom-sim --example make-traces`.
+//! Writes the shipped synthetic traces to `events/traces/` and the generated what-if files next
+//! to their scenarios: `cargo run -p headroom-sim --example make-traces`.
 
 fn main() -> std::io::Result<()> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../events/traces");
-    std::fs::create_dir_all(&dir)?;
-    for (name, text) in headroom_sim::synthetic::shipped() {
-        let path = dir.join(name);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let traces = root.join("events/traces");
+    std::fs::create_dir_all(&traces)?;
+    let files = headroom_sim::synthetic::shipped()
+        .into_iter()
+        .map(|(name, text)| (traces.join(name), text))
+        .chain(
+            headroom_sim::synthetic::shipped_what_ifs()
+                .into_iter()
+                .map(|(path, text)| (root.join(path), text)),
+        );
+    for (path, text) in files {
         std::fs::write(&path, text)?;
         println!("wrote {}", path.display());
     }

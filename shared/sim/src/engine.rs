@@ -81,6 +81,8 @@ pub struct HeadroomActivity {
     /// RegisterScalableTarget calls made by headroom.
     pub registers: u64,
     pub alarm_events: u64,
+    /// Announced peaks (`headroom.peak/v1`) delivered.
+    pub peak_events: u64,
     pub errors: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -390,6 +392,7 @@ pub fn run_reactive(
     let mut transitions: Vec<Transition> = Vec::with_capacity(alarms.len());
     let mut activity = HeadroomActivity::default();
     let mut alarm_transitions = 0;
+    let mut next_announcement = 0;
     let trace = &scenario.trace;
     let per = (trace.interval_secs / STEP_SECS) as usize;
     let start = trace.start.timestamp();
@@ -421,6 +424,21 @@ pub fn run_reactive(
         if headroom {
             for t in transitions.drain(..) {
                 crate::deliver::deliver(&sim, &store, &scenario.plan, &t, &mut activity);
+            }
+            while let Some(a) = world
+                .announcements
+                .get(next_announcement)
+                .filter(|a| a.sent <= now)
+            {
+                crate::deliver::deliver_peak(
+                    &sim,
+                    &store,
+                    &scenario.plan,
+                    &a.request,
+                    now,
+                    &mut activity,
+                );
+                next_announcement += 1;
             }
             if now.rem_euclid(60) == 0 {
                 // The tick Lambda: one pass reconciling every target, reading SageMaker's counts

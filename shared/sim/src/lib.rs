@@ -8,6 +8,7 @@
 //! the code that makes it.
 
 pub mod aas;
+pub mod announcement;
 pub mod attribution;
 pub mod chart;
 pub mod cloudwatch;

@@ -33,6 +33,14 @@
 //! threshold = 540.0
 //! evaluation_periods = 2
 //! datapoints_to_alarm = 2
+//!
+//! [[announcement]]                  # a headroom.peak/v1 event your systems send (announcement.rs)
+//! target = "endpoint/chat-api/variant/AllTraffic"
+//! name = "spring-campaign"
+//! sent = "2026-03-02T15:45:00Z"
+//! starts = "2026-03-02T16:00:00Z"
+//! duration = "30m"
+//! floor = 20
 //! ```
 
 use std::collections::HashSet;
@@ -43,6 +51,8 @@ use chrono_tz::Tz;
 use headroom_core::cron::Cron;
 use headroom_core::{ScalableTargetId, Span};
 use serde::Deserialize;
+
+use crate::announcement::{self, Announcement, AnnouncementFile};
 
 /// SageMaker's default cooldown for variants, both ways (aws-facts.md).
 pub const DEFAULT_COOLDOWN: Span = Span::seconds(300);
@@ -66,6 +76,8 @@ struct WorldFile {
     targets: Vec<TargetFile>,
     #[serde(default, rename = "alarm")]
     alarms: Vec<AlarmFile>,
+    #[serde(default, rename = "announcement")]
+    announcements: Vec<AnnouncementFile>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,6 +168,8 @@ pub struct World {
     pub high_resolution_delay: i64,
     pub targets: Vec<TargetWorld>,
     pub alarms: Vec<AlarmDef>,
+    /// Announced peaks, in the order they reach headroom (see `announcement.rs`).
+    pub announcements: Vec<Announcement>,
 }
 
 /// Real-time or asynchronous inference.
@@ -490,12 +504,30 @@ impl Checker {
                 self.alarm(&at, a, &targets, standard_delay, high_resolution_delay)
             })
             .collect();
+        let mut announcements: Vec<Announcement> = raw
+            .announcements
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                match announcement::check(&format!("announcement[{i}]"), a, &targets) {
+                    Ok(a) => Some(a),
+                    Err(issues) => {
+                        for (field, problem) in issues {
+                            self.fail(field, problem);
+                        }
+                        None
+                    }
+                }
+            })
+            .collect();
+        announcements.sort_by_key(|a| a.sent);
         World {
             seed: raw.seed.unwrap_or(1),
             standard_delay,
             high_resolution_delay,
             targets,
             alarms,
+            announcements,
         }
     }
 
@@ -857,6 +889,13 @@ comparison = "above"
 threshold = 1.0
 evaluation_periods = 2
 datapoints_to_alarm = 3
+[[announcement]]
+target = "endpoint/other/variant/v"
+name = " "
+sent = "yesterday"
+starts = "2026-03-02T16:00:00"
+duration = "0s"
+floor = 0
 "#;
         let text = World::parse("bad.toml", bad).unwrap_err().to_string();
         for needle in [
@@ -869,6 +908,12 @@ datapoints_to_alarm = 3
             "alarm[0].period",
             "alarm[0].comparison",
             "alarm[0].datapoints_to_alarm",
+            "announcement[0].target",
+            "announcement[0].name",
+            "announcement[0].sent",
+            "announcement[0].starts",
+            "announcement[0].duration",
+            "announcement[0].floor",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }

@@ -71,6 +71,77 @@ lead_time = "12m"
 }
 
 #[test]
+fn an_announced_peak_is_met_on_time_and_a_late_one_at_once() {
+    // GIVEN 20 req/s that jumps to 200 req/s at 09:00 and at 11:00 for half an hour each, a plan
+    // that knows neither, and a system that announces both (headroom.peak/v1): the first 15
+    // minutes ahead, the second only 5 (7 minutes after it should have been pre-scaled)
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/chat/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 30
+lead_time = "12m"
+"#;
+    let announce = |name: &str, sent: &str, starts: &str| {
+        format!(
+            "\n[[announcement]]\ntarget = \"endpoint/chat/variant/AllTraffic\"\nname = \"{name}\"\nsent = \"{sent}\"\nstarts = \"{starts}\"\nduration = \"30m\"\nfloor = 22\n"
+        )
+    };
+    let world = format!(
+        "{WORLD_CHAT}{}{}",
+        announce("launch", "2026-01-05T08:45:00Z", "2026-01-05T09:00:00Z"),
+        announce("late", "2026-01-05T10:55:00Z", "2026-01-05T11:00:00Z"),
+    );
+    let trace = trace("2026-01-05T08:00:00Z", 240, |m| {
+        if (60..90).contains(&m) || (180..210).contains(&m) {
+            200.0
+        } else {
+            20.0
+        }
+    });
+    let results = run(&scenario(plan, &world, &trace));
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+    let breach = |r, from, to| breach_minutes(&window(r, from, to));
+
+    // THEN both reached headroom, and the first raised MinCapacity when it arrived (its start
+    // minus the lead time had not come yet, so it waited until 08:48)
+    assert_eq!(hr.headroom.as_ref().map(|h| h.peak_events), Some(2));
+    let min_at = |from, to| window(hr, from, to).first().map(|p| p.min_capacity);
+    assert_eq!(
+        min_at("2026-01-05T08:47:00Z", "2026-01-05T08:48:00Z"),
+        Some(2)
+    );
+    assert_eq!(
+        min_at("2026-01-05T08:48:00Z", "2026-01-05T08:49:00Z"),
+        Some(22)
+    );
+    // AND the announced jump was served from its first minute
+    assert_eq!(
+        breach(hr, "2026-01-05T09:00:00Z", "2026-01-05T09:30:00Z"),
+        0
+    );
+    // AND the late one applied at once on arrival: fewer breach minutes than target tracking's
+    assert_eq!(
+        min_at("2026-01-05T10:54:00Z", "2026-01-05T10:55:00Z"),
+        Some(2)
+    );
+    assert_eq!(
+        min_at("2026-01-05T10:55:00Z", "2026-01-05T10:56:00Z"),
+        Some(22)
+    );
+    let late_hr = breach(hr, "2026-01-05T11:00:00Z", "2026-01-05T11:30:00Z");
+    let late_tt = breach(tt, "2026-01-05T11:00:00Z", "2026-01-05T11:30:00Z");
+    assert!(
+        late_hr < late_tt,
+        "headroom {late_hr}, target tracking {late_tt}"
+    );
+    // WHILE target tracking alone breached at the first jump too
+    assert!(breach(tt, "2026-01-05T09:00:00Z", "2026-01-05T09:30:00Z") >= 8);
+}
+
+#[test]
 fn a_burst_rebound_is_met_warm() {
     // GIVEN 60 req/s with a burst to 160 req/s at 12:00 and its rebound at 12:40, 8 minutes each
     let plan = r#"

@@ -23,6 +23,16 @@ fn synthetic_traces_are_what_their_generator_makes() {
 }
 
 #[test]
+fn generated_what_if_files_are_what_their_generator_makes() {
+    for (path, text) in synthetic::shipped_what_ifs() {
+        assert!(
+            read(path) == text,
+            "{path} differs from its generator: run `cargo run -p headroom-sim --example make-traces`"
+        );
+    }
+}
+
+#[test]
 fn every_shipped_scenario_parses_with_its_trace() {
     for (dir, trace) in [
         ("daily-peak-bursts", "synthetic-daily-peak-bursts-1m.csv"),
@@ -196,6 +206,41 @@ fn holding_capacity_for_unannounced_bursts_costs_more_than_the_goal_allows() {
         hr.instance_hours,
         tt.instance_hours
     );
+}
+
+#[test]
+fn announcing_the_default_scenarios_bursts_serves_their_first_waves() {
+    // The README's other what-if: the system that causes the bursts sends a headroom.peak/v1
+    // event 15 minutes before each episode. The first waves, which nothing else can foresee, are
+    // then served, and the scenario meets every goal.
+    let plan = read("events/scenarios/daily-peak-bursts/plan.toml");
+    let world = read("events/scenarios/daily-peak-bursts/world-announced.toml");
+    let trace = read("events/traces/synthetic-daily-peak-bursts-1m.csv");
+    let s = Scenario::parse(
+        "what-if",
+        ("plan", &plan),
+        ("world", &world),
+        ("trace", &trace),
+    )
+    .expect("the announced world runs with the default plan and trace");
+    let results = run_all(&s, &mut RunOptions::default());
+    let hr = of(&results, Strategy::Headroom);
+    let waves = synthetic::shipped_daily_peak_bursts_waves();
+    let episodes = waves.iter().filter(|w| w.first).count() as u64;
+    assert_eq!(hr.headroom.as_ref().map(|h| h.peak_events), Some(episodes));
+    let causes = attribute(
+        &hr.per_target[0].breach_spans,
+        s.trace.start.timestamp(),
+        &s.peak_windows(0),
+        &waves,
+    );
+    assert_eq!(
+        (causes.planned_peaks, causes.first_waves),
+        (0, 0),
+        "{causes:?}"
+    );
+    let goals = Report::new(&s, results).goals();
+    assert!(goals.met, "{goals}");
 }
 
 #[test]
