@@ -179,21 +179,29 @@ fn on_the_default_scenario_headroom_breaches_only_in_the_unannounced_first_waves
     );
 }
 
-#[test]
-fn holding_capacity_for_unannounced_bursts_costs_more_than_the_goal_allows() {
-    // The README's what-if: serving the first waves without knowing when they come means holding
-    // burst capacity through every afternoon. It clears the breach minutes at far more than the
-    // 15 % extra instance-hours the simulator's goal allows.
-    let plan = read("events/scenarios/daily-peak-bursts/plan-afternoon-floor.toml");
-    let world = read("events/scenarios/daily-peak-bursts/world.toml");
+/// A what-if on the default scenario: its trace with a plan and a world from its directory.
+fn default_what_if(plan: &str, world: &str) -> Scenario {
+    let dir = "events/scenarios/daily-peak-bursts";
+    let (plan, world) = (
+        read(&format!("{dir}/{plan}")),
+        read(&format!("{dir}/{world}")),
+    );
     let trace = read("events/traces/synthetic-daily-peak-bursts-1m.csv");
-    let s = Scenario::parse(
+    Scenario::parse(
         "what-if",
         ("plan", &plan),
         ("world", &world),
         ("trace", &trace),
     )
-    .expect("the what-if plan runs on the default world and trace");
+    .unwrap_or_else(|e| panic!("the what-if runs on the default trace: {e}"))
+}
+
+#[test]
+fn holding_capacity_for_unannounced_bursts_costs_more_than_the_goal_allows() {
+    // The README's what-if: serving the first waves without knowing when they come means holding
+    // burst capacity through every afternoon. It clears the breach minutes at far more than the
+    // 15 % extra instance-hours the simulator's goal allows.
+    let s = default_what_if("plan-afternoon-floor.toml", "world.toml");
     let results = run_all(&s, &mut RunOptions::default());
     let (tt, hr) = (
         &of(&results, Strategy::TargetTracking).total,
@@ -213,16 +221,7 @@ fn announcing_the_default_scenarios_bursts_serves_their_first_waves() {
     // The README's other what-if: the system that causes the bursts sends a headroom.peak/v1
     // event 15 minutes before each episode. The first waves, which nothing else can foresee, are
     // then served, and the scenario meets every goal.
-    let plan = read("events/scenarios/daily-peak-bursts/plan.toml");
-    let world = read("events/scenarios/daily-peak-bursts/world-announced.toml");
-    let trace = read("events/traces/synthetic-daily-peak-bursts-1m.csv");
-    let s = Scenario::parse(
-        "what-if",
-        ("plan", &plan),
-        ("world", &world),
-        ("trace", &trace),
-    )
-    .expect("the announced world runs with the default plan and trace");
+    let s = default_what_if("plan.toml", "world-announced.toml");
     let results = run_all(&s, &mut RunOptions::default());
     let hr = of(&results, Strategy::Headroom);
     let waves = synthetic::shipped_daily_peak_bursts_waves();
