@@ -9,11 +9,17 @@ struct Cli {
     table: String,
 }
 
+/// This package's directory as cargo gives it when the test runs. The compile-time value would
+/// be another clone's when cargo reuses a test binary from a target dir shared between clones.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
+}
+
 impl Cli {
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_headroom"))
             .args(args)
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .current_dir(format!("{}/..", manifest_dir()))
             .env("AWS_ENDPOINT_URL", moto())
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", "testing")

@@ -8,7 +8,11 @@ use headroom_core::plan::parse_plan;
 use headroom_events::parse_trigger;
 
 fn events_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../events")
+    // Read when the test runs: the compile-time value would be another clone's when cargo
+    // reuses a test binary from a target dir shared between clones.
+    let package = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    Path::new(&package).join("../events")
 }
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -106,8 +106,12 @@ fn routes() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// This package's directory as cargo gives it when the test runs. The compile-time value would
+/// be another clone's when cargo reuses a test binary from a target dir shared between clones.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let package = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    Path::new(&package)
         .parent()
         .expect("tests/ sits in the workspace")
         .to_owned()

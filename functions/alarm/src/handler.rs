@@ -257,17 +257,21 @@ mod tests {
     use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
     use headroom_core::ClaimSource;
 
+    /// This package's directory as cargo gives it when the test runs. The compile-time value would
+    /// be another clone's when cargo reuses a test binary from a target dir shared between clones.
+    fn manifest_dir() -> String {
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
+    }
+
     fn fixture(path: &str) -> serde_json::Value {
-        let full = format!("{}/../../events/{path}", env!("CARGO_MANIFEST_DIR"));
+        let full = format!("{}/../../events/{path}", manifest_dir());
         let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("read {full}: {e}"));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{full}: {e}"))
     }
 
     fn plan_text() -> String {
-        let full = format!(
-            "{}/../../events/plans/example.toml",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let full = format!("{}/../../events/plans/example.toml", manifest_dir());
         std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("read {full}: {e}"))
     }
 

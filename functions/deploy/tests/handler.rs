@@ -37,8 +37,14 @@ fn t(s: &str) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
+/// This package's directory as cargo gives it when the test runs. The compile-time value would
+/// be another clone's when cargo reuses a test binary from a target dir shared between clones.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
+}
+
 fn fixture(path: &str) -> Value {
-    let full = format!("{}/../../events/{path}", env!("CARGO_MANIFEST_DIR"));
+    let full = format!("{}/../../events/{path}", manifest_dir());
     serde_json::from_str(&std::fs::read_to_string(&full).expect("fixture exists"))
         .expect("fixture is JSON")
 }

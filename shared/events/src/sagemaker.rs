@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn every_fixture_parses() {
-        let dir = format!("{}/../../events/sagemaker", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/sagemaker", crate::test_fixtures::events_dir());
         let mut seen = 0;
         for entry in std::fs::read_dir(&dir).expect("events/sagemaker exists") {
             let path = entry.expect("dir entry").path();

@@ -2,7 +2,11 @@
 //! to their scenarios: `cargo run -p headroom-sim --example make-traces`.
 
 fn main() -> std::io::Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Read at run time: the compile-time value would be another clone's when cargo reuses a
+    // binary from a target dir shared between clones, and this writes files.
+    let package = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    let root = std::path::Path::new(&package).join("../..");
     let traces = root.join("events/traces");
     std::fs::create_dir_all(&traces)?;
     let files = headroom_sim::synthetic::shipped()

@@ -59,7 +59,11 @@ fn load_files(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // `cargo run` gives the package's directory at run time too; the compile-time value would be
+    // another clone's when cargo reuses a binary from a target dir shared between clones.
+    let package = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    let root = Path::new(&package).join("../..");
     let only = std::env::args().nth(1);
     if let Some(name) = &only {
         let (_, trace) = SHIPPED

@@ -6,10 +6,15 @@ use common::*;
 use headroom_sim::attribution::attribute;
 use headroom_sim::{run_all, synthetic, Report, RunOptions, Scenario, Strategy, World};
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+/// This package's directory as cargo gives it when the test runs. The compile-time value would
+/// be another clone's when cargo reuses a test binary from a target dir shared between clones.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
+}
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let full = format!("{}/../../{path}", manifest_dir());
+    std::fs::read_to_string(full).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[test]
