@@ -8,6 +8,7 @@ mod plan_cmd;
 mod reviews;
 mod simulate;
 mod status;
+mod suggest;
 
 use clap::{Parser, Subcommand};
 

@@ -39,6 +39,8 @@ pub enum PlanCommand {
         #[arg(long, default_value = "1m", value_parser = parse_span)]
         step: Span,
     },
+    /// Print the plan with peaks and a forecast section suggested from the demand history.
+    Suggest(crate::suggest::SuggestArgs),
     /// Create headroom's DynamoDB table (for local use; deployments create it from infra/).
     InitTable {
         #[command(flatten)]
@@ -60,6 +62,7 @@ pub fn read_plan(file: &PathBuf) -> anyhow::Result<(String, Plan)> {
 
 pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
     match cmd {
+        PlanCommand::Suggest(args) => crate::suggest::run(args),
         PlanCommand::Validate { file } => {
             let (_, plan) = read_plan(&file)?;
             println!(

@@ -504,15 +504,19 @@ fn record_guard_evidence(
     if !t.proves_alarm() {
         return;
     }
-    // A fresh burst after the previous guard has fully run out starts a new high-water mark.
+    // A fresh burst after the previous guard has fully run out starts a new high-water mark; one
+    // that arrives while the previous guard steps down starts from what is held now, never from
+    // the old mark (restoring it would ratchet: a burst of 3 brought back a floor of 29).
     // Stale transitions never reset: they belong to a burst already accounted for.
-    let guard_gone = state
-        .claim(&ClaimSource::Guard)
-        .is_none_or(|c| c.is_expired(t.at));
-    if fresh == Freshness::New && guard_gone {
-        state.high_water = None;
+    if fresh == Freshness::New {
+        let guard = state.claim(&ClaimSource::Guard);
+        if guard.is_none_or(|c| c.is_expired(t.at)) {
+            state.high_water = None;
+        } else if guard.is_some_and(|c| t.at >= c.full_until) {
+            state.high_water = guard.and_then(|c| c.at(t.at)).map(|c| c.floor);
+        }
     }
-    if let Some(desired) = desired_now {
+    if let Some(desired) = desired_now.filter(|d| is_demand_evidence(state, *d)) {
         state.high_water = match policy.floor {
             GuardFloor::HighWater => Some(state.high_water.map_or(desired, |h| h.max(desired))),
             // The count when the alarm fired: the first one seen for this guard.
@@ -520,6 +524,14 @@ fn record_guard_evidence(
         };
     }
     raise_last_in_alarm(state, &t.alarm_name, t.at);
+}
+
+/// Whether SageMaker's desired count says something about demand: a count at or below the
+/// MinCapacity headroom itself applied is only headroom's own floor echoed back, and must never
+/// feed the high-water mark the guard holds (that loop held MinCapacity at MaxCapacity for hours
+/// on a bursty trace).
+fn is_demand_evidence(state: &TargetState, desired: u32) -> bool {
+    state.last_applied.is_none_or(|b| desired > b.min)
 }
 
 /// One alarm's say on the claim: when the full hold starts and ends, and whether the alarm is
@@ -719,6 +731,7 @@ pub fn observe_capacity(
     if let Some(policy) = &target.guard {
         if guard_firing(policy, state, now)
             && policy.floor == GuardFloor::HighWater
+            && is_demand_evidence(state, desired)
             && state.high_water.is_none_or(|h| desired > h)
         {
             state.high_water = Some(desired);

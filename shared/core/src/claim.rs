@@ -22,6 +22,8 @@ pub enum ClaimSource {
     Wake,
     /// An operator's claim from the CLI.
     Manual,
+    /// The demand forecast (`forecast/`): derived from the stored forecast, never stored.
+    Forecast,
 }
 
 impl fmt::Display for ClaimSource {
@@ -31,6 +33,7 @@ impl fmt::Display for ClaimSource {
             ClaimSource::Guard => f.write_str("guard"),
             ClaimSource::Wake => f.write_str("wake"),
             ClaimSource::Manual => f.write_str("manual"),
+            ClaimSource::Forecast => f.write_str("forecast"),
         }
     }
 }
@@ -42,10 +45,11 @@ impl FromStr for ClaimSource {
             "guard" => Ok(Self::Guard),
             "wake" => Ok(Self::Wake),
             "manual" => Ok(Self::Manual),
+            "forecast" => Ok(Self::Forecast),
             _ => match s.strip_prefix("peak:") {
                 Some(name) if !name.is_empty() => Ok(Self::Peak(name.to_owned())),
                 _ => Err(format!(
-                    "claim source {s:?} is unknown: use peak:NAME, guard, wake or manual"
+                    "claim source {s:?} is unknown: use peak:NAME, guard, wake, forecast or manual"
                 )),
             },
         }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimNow, ClaimSource};
 use crate::duration::Span;
+use crate::forecast::claims::forecast_claim;
 use crate::ids::ScalableTargetId;
 use crate::peaks::peak_claims;
 use crate::plan::TargetPlan;
@@ -124,7 +125,29 @@ pub fn live_claims(
     lead_time: Span,
     now: DateTime<Utc>,
 ) -> Vec<ClaimNow> {
-    let derived = peak_claims(target, lead_time, now);
+    collect_live(stored, &peak_claims(target, lead_time, now), now)
+}
+
+/// [`live_claims`] plus the forecast's claim, which is derived from the stored forecast.
+pub fn live_claims_of(
+    target: &TargetPlan,
+    state: &TargetState,
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Vec<ClaimNow> {
+    let mut derived = peak_claims(target, lead_time, now);
+    if let Some(policy) = &target.forecast {
+        derived.extend(forecast_claim(
+            policy,
+            state.forecast.as_ref(),
+            lead_time,
+            now,
+        ));
+    }
+    collect_live(&state.claims, &derived, now)
+}
+
+fn collect_live(stored: &[Claim], derived: &[Claim], now: DateTime<Utc>) -> Vec<ClaimNow> {
     let mut live: Vec<ClaimNow> = stored
         .iter()
         .chain(derived.iter())
@@ -144,7 +167,7 @@ pub fn decide(
 ) -> Decision {
     let mut next = state.clone();
     next.prune(now);
-    let claims = live_claims(target, &next.claims, lead_time, now);
+    let claims = live_claims_of(target, &next, lead_time, now);
     let (desired, winner) = arbitrate(target, &claims);
     let mut reasons = Vec::new();
     match &winner {

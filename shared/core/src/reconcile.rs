@@ -86,6 +86,9 @@ pub struct TickReport {
     /// What SageMaker's counts showed (wake latencies, high-water marks), per target.
     pub observed: Vec<String>,
     pub errors: Vec<TickFailure>,
+    /// Targets whose demand forecast is due for its hourly refresh
+    /// (`forecast::refresh_forecasts`), found in the states the tick read anyway.
+    pub forecast_due: Vec<ScalableTargetId>,
 }
 
 #[derive(Debug, Serialize)]
@@ -409,6 +412,9 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
         };
         for target in page {
             let before = take_state(&mut states, &target.id);
+            if target.forecast.is_some() && crate::forecast::is_due(before.forecast.as_ref(), now) {
+                report.forecast_due.push(target.id.clone());
+            }
             let mut counts = None;
             if let Some(capacity) =
                 capacity.filter(|_| wants_capacity_observation(target, &before, now))

@@ -52,6 +52,9 @@ pub struct TargetState {
     /// Fingerprint of the model identity in force (the deployment watcher keeps it current).
     #[serde(default)]
     pub model: Option<String>,
+    /// The demand forecast's upcoming slots and score (`forecast/`), refreshed hourly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::forecast::ForecastState>,
     /// Extension room for features that keep small per-target facts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
@@ -181,6 +184,7 @@ impl TargetState {
             wake_latencies,
             lead_samples,
             model,
+            forecast,
             notes,
         } = self;
         *claims == other.claims
@@ -194,6 +198,7 @@ impl TargetState {
             && *wake_latencies == other.wake_latencies
             && *lead_samples == other.lead_samples
             && *model == other.model
+            && *forecast == other.forecast
             && *notes == other.notes
     }
 }
@@ -258,6 +263,16 @@ mod tests {
                 source: "aas-activity".into(),
             }],
             model: Some("fp-1".into()),
+            forecast: Some(crate::forecast::ForecastState {
+                computed_at: DateTime::UNIX_EPOCH,
+                slot_secs: 600,
+                slots: Vec::new(),
+                margin: 1.0,
+                history_days: 3,
+                same_kind: true,
+                unavailable: None,
+                score: Default::default(),
+            }),
             notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
         }
     }
@@ -272,7 +287,7 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 12] = [
+        let changes: [Change; 13] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
@@ -284,6 +299,7 @@ mod tests {
             ("wake_latencies", |s| s.wake_latencies.clear()),
             ("lead_samples", |s| s.lead_samples.clear()),
             ("model", |s| s.model = Some("fp-2".into())),
+            ("forecast", |s| s.forecast = None),
             ("notes", |s| s.notes.clear()),
         ];
         for (field, change) in changes {

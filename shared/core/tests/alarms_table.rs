@@ -248,7 +248,9 @@ fn a_new_burst_after_the_guard_ran_out_starts_a_new_high_water_mark() {
     );
     assert_eq!(s.high_water, Some(3));
     assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 3);
-    // While the earlier guard still ramps, a rebound keeps the earlier high-water mark.
+    // While the earlier guard still ramps, a rebound holds what the ramp holds now (4 at 09:55),
+    // neither the old high-water mark (restoring 9 ratchets on bursty traffic: issue 12) nor a
+    // cliff down to the desired count of 3.
     let mut s = TargetState::default();
     apply_transition(
         &target,
@@ -271,7 +273,8 @@ fn a_new_burst_after_the_guard_ran_out_starts_a_new_high_water_mark() {
         Some(3),
         &mut s,
     );
-    assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 9);
+    assert_eq!(s.high_water, Some(4));
+    assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 4);
 }
 
 #[test]

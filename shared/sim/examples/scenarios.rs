@@ -137,7 +137,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         println!(
             "| {name} | {} | {breach} | {:+.1} % | {:.2}x | {} |",
-            if g.peaks_breach_free { "yes" } else { "no" },
+            match g.peaks_breach_free {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "n/a",
+            },
             g.extra_instance_hours_percent,
             g.oracle_ratio,
             if g.met { "met" } else { "missed" }

@@ -14,9 +14,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::decide::Observed;
+use headroom_core::forecast::{refresh_forecasts, DemandSeries, ForecastScore};
 use headroom_core::memory::{block_on, MemoryStateStore};
+use headroom_core::metrics_port::{window, DemandHistory};
 use headroom_core::ports::{PortError, ScalingTargets};
 use headroom_core::reconcile::tick_plan_observing;
+use headroom_core::Span;
 use headroom_core::{ScalableTargetId, Suspended};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -86,6 +89,10 @@ pub struct HeadroomActivity {
     pub errors: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Forecasts refreshed (hourly per target with `[target.forecast]`).
+    pub forecast_refreshes: u64,
+    /// How the forecasts compared with the demand that came, summed over targets.
+    pub forecast_score: ForecastScore,
 }
 
 /// The outcome of one strategy.
@@ -156,6 +163,10 @@ pub struct TargetRun {
     minute_demand: f32,
     minute_in_service: u32,
     minute_breach: bool,
+    /// Requests per clock minute since the run started: the CloudWatch `Invocations` history the
+    /// forecast reads (each minute visible `standard_delay` after it ends).
+    pub history: Vec<f32>,
+    minute_arrivals: f64,
 }
 
 impl TargetRun {
@@ -214,6 +225,8 @@ impl TargetRun {
             minute_demand: 0.0,
             minute_in_service: u32::MAX,
             minute_breach: false,
+            history: Vec::new(),
+            minute_arrivals: 0.0,
         }
     }
 
@@ -229,6 +242,11 @@ impl TargetRun {
             },
         );
         self.stats.record(now, out, self.endpoint.billed());
+        self.minute_arrivals += out.arrivals;
+        if (now + STEP_SECS).rem_euclid(60) == 0 {
+            self.history.push(self.minute_arrivals as f32);
+            self.minute_arrivals = 0.0;
+        }
         if let Some(points) = self.chart.as_mut() {
             self.minute_demand = self
                 .minute_demand
@@ -271,6 +289,9 @@ pub struct SimAas {
     runs: Mutex<Vec<TargetRun>>,
     index: HashMap<ScalableTargetId, usize>,
     ids: Vec<ScalableTargetId>,
+    /// The first minute of every target's `history`, and how late a minute becomes visible.
+    history_start: i64,
+    metric_delay: i64,
 }
 
 impl SimAas {
@@ -294,6 +315,11 @@ impl SimAas {
                 .map(|(i, id)| (id, i))
                 .collect(),
             ids,
+            history_start: {
+                let s = scenario.trace.start.timestamp();
+                s - s.rem_euclid(60)
+            },
+            metric_delay: scenario.world.standard_delay,
         }
     }
 
@@ -330,6 +356,34 @@ impl CurrentCapacity for SimAas {
         id: &ScalableTargetId,
     ) -> Result<Option<(u32, u32)>, PortError> {
         Ok(self.counts(id))
+    }
+}
+
+/// CloudWatch's `Invocations` of the simulated targets, as the forecast refresh reads them:
+/// only minutes that have ended and whose datapoint has arrived by the time of the call (the
+/// clock is the `to` the refresh asks for), so the forecast never sees the future.
+impl DemandHistory for SimAas {
+    async fn demand(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        period: Span,
+    ) -> Result<Vec<DemandSeries>, PortError> {
+        let runs = self.runs();
+        let visible_until = to.timestamp() - self.metric_delay;
+        Ok(targets
+            .iter()
+            .map(|id| {
+                let Some(r) = self.index_of(id).map(|i| &runs[i]) else {
+                    return DemandSeries::empty(from, period.as_secs());
+                };
+                let minutes = ((visible_until - self.history_start).div_euclid(60)).max(0) as usize;
+                let seen = &r.history[..minutes.min(r.history.len())];
+                let full = DemandSeries::new(instant(self.history_start), 60, seen.to_vec());
+                window(&full.coarsen(period.as_secs()), from, to)
+            })
+            .collect())
     }
 }
 
@@ -453,6 +507,24 @@ pub fn run_reactive(
                 ));
                 activity.ticks += 1;
                 activity.registers += report.registered.len() as u64;
+                if !report.forecast_due.is_empty() {
+                    // The tick Lambda's hourly forecast refresh, on the same invocation.
+                    let refresh = block_on(refresh_forecasts(
+                        &sim,
+                        &sim,
+                        &store,
+                        &scenario.plan,
+                        &report.forecast_due,
+                        instant(now),
+                    ));
+                    activity.forecast_refreshes += refresh.refreshed.len() as u64;
+                    if let Some(e) = refresh.errors.first() {
+                        activity.errors += refresh.errors.len() as u64;
+                        activity
+                            .first_error
+                            .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
+                    }
+                }
                 if let Some(e) = report.errors.first() {
                     activity.errors += report.errors.len() as u64;
                     activity
@@ -478,6 +550,16 @@ pub fn run_reactive(
         }
     }
 
+    if headroom {
+        for id in &sim.ids {
+            if let Some(f) = store.state(id).forecast {
+                let total = &mut activity.forecast_score;
+                total.slots += f.score.slots;
+                total.under_minutes += f.score.under_minutes;
+                total.over_instance_hours += f.score.over_instance_hours;
+            }
+        }
+    }
     let runs = sim.into_runs();
     let mut total = Summary::default();
     let mut per_target = Vec::with_capacity(runs.len());

@@ -20,6 +20,7 @@ pub mod oracle;
 pub mod report;
 pub mod scenario;
 pub mod stats;
+pub mod suggest;
 pub mod synthetic;
 pub mod trace;
 pub mod world;

@@ -40,6 +40,7 @@ pub struct TargetFile {
     pub guard: Option<GuardFile>,
     pub wake: Option<WakeFile>,
     pub review: Option<ReviewFile>,
+    pub forecast: Option<crate::plan::forecast::ForecastFile>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -1,10 +1,12 @@
 //! The plan: which targets headroom manages and what each feature may do to them.
 
-mod file;
+pub mod file;
+pub mod forecast;
 mod model;
 mod validate;
 
 pub use file::PlanFile;
+pub use forecast::{ForecastMode, ForecastPolicy};
 pub use model::*;
 pub use validate::{
     parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_LEAD_TIME, DEFAULT_RAMP,

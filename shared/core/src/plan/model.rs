@@ -39,6 +39,8 @@ pub struct TargetPlan {
     pub guard: Option<GuardPolicy>,
     pub wake: Option<WakePolicy>,
     pub review: ReviewPolicy,
+    /// Pre-scaling from the endpoint's own demand history (`[target.forecast]`).
+    pub forecast: Option<crate::plan::forecast::ForecastPolicy>,
 }
 
 #[derive(Debug, Clone)]

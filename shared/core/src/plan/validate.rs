@@ -316,6 +316,16 @@ impl Validator {
                 tag_endpoint: r.tag_endpoint.unwrap_or(true),
             });
 
+        let forecast = t.forecast.as_ref().map(|f| {
+            crate::plan::forecast::check_forecast(
+                at,
+                f,
+                t.max_capacity,
+                default_tz,
+                &mut |field, problem| self.fail(field, problem),
+            )
+        });
+
         Some(TargetPlan {
             id: id?,
             min_capacity: t.min_capacity,
@@ -327,6 +337,7 @@ impl Validator {
             guard,
             wake,
             review,
+            forecast,
         })
     }
 

@@ -1,0 +1,160 @@
+//! Turns a demand history into the stored forecast: the seasonal estimate of each upcoming slot
+//! (`profile.rs`), raised by a margin learned from the estimate's own errors on the last days,
+//! turned into instances at the plan's `invocations_per_instance`. Pure: the caller fetches the
+//! history and passes `now`; only datapoints before `now` are read.
+
+use chrono::{DateTime, Utc};
+
+use crate::duration::Span;
+use crate::forecast::profile::{slot_of, weighted_quantile, Profile};
+use crate::forecast::score::score_previous;
+use crate::forecast::series::DemandSeries;
+use crate::forecast::state::{ForecastSlot, ForecastState};
+use crate::plan::ForecastPolicy;
+
+/// How often the forecast is refreshed.
+pub const REFRESH_EVERY: Span = Span::hours(1);
+/// The margin is learned from this many most recent days.
+pub const BACKTEST_DAYS: usize = 7;
+
+/// Builds the forecast at `now` from `series` (datapoints at or after `now` are ignored).
+pub fn build_forecast(
+    policy: &ForecastPolicy,
+    series: &DemandSeries,
+    lead_time: Span,
+    now: DateTime<Utc>,
+    previous: Option<&ForecastState>,
+) -> ForecastState {
+    let series = past_only(&series.coarsen(policy.resolution.as_secs()), now);
+    let slot_secs = policy.slot.as_secs();
+    let profile = Profile::build(&series, policy.timezone, slot_secs);
+    let history_days = profile.days.len() as u32;
+    let mut score = previous.map(|p| p.score.clone()).unwrap_or_default();
+    if let Some(p) = previous {
+        score_previous(&mut score, p, &series, policy.invocations_per_instance);
+    }
+    let (today, _) = slot_of(policy.timezone, slot_secs, now);
+    let Some((_, same_kind)) = profile.reference_days(today, policy.min_days()) else {
+        return ForecastState {
+            computed_at: now,
+            slot_secs,
+            slots: Vec::new(),
+            margin: 1.0,
+            history_days,
+            same_kind: false,
+            unavailable: Some(format!(
+                "only {history_days} day(s) of demand history; the forecast needs at least {} \
+                 (min_history {})",
+                policy.min_days(),
+                policy.min_history
+            )),
+            score,
+        };
+    };
+    let margin = learn_margin(&profile, policy);
+    let slots = upcoming_slots(&profile, policy, margin, lead_time, now);
+    ForecastState {
+        computed_at: now,
+        slot_secs,
+        slots,
+        margin,
+        history_days,
+        same_kind,
+        unavailable: None,
+        score,
+    }
+}
+
+/// The series cut at `now`: the walk-forward guarantee that no later datapoint is read.
+fn past_only(series: &DemandSeries, now: DateTime<Utc>) -> DemandSeries {
+    let keep = ((now - series.start).num_seconds() / series.period_secs).max(0) as usize;
+    let mut s = series.clone();
+    s.values.truncate(keep.min(s.values.len()));
+    s
+}
+
+/// The seasonal estimate of slot `slot` of `date`, from the days before it.
+fn estimate(
+    profile: &Profile,
+    policy: &ForecastPolicy,
+    date: chrono::NaiveDate,
+    slot: usize,
+) -> Option<f32> {
+    let (days, _) = profile.reference_days(date, policy.min_days())?;
+    Profile::estimate(&days, slot, policy.quantile)
+}
+
+/// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
+/// [`BACKTEST_DAYS`] days, each estimate made only from the days before its own, weighted by the
+/// estimate (busy slots matter more than quiet ones), within `[1, max_margin]`.
+fn learn_margin(profile: &Profile, policy: &ForecastPolicy) -> f64 {
+    let mut samples = Vec::new();
+    for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
+        let Some((refs, _)) = profile.reference_days(day.date, policy.min_days()) else {
+            continue;
+        };
+        for (slot, actual) in day.peaks.iter().enumerate() {
+            if !actual.is_finite() {
+                continue;
+            }
+            let Some(est) = Profile::estimate(&refs, slot, policy.quantile) else {
+                continue;
+            };
+            if est > 0.0 {
+                samples.push((actual / est, f64::from(est)));
+            }
+        }
+    }
+    weighted_quantile(&mut samples, policy.margin_quantile)
+        .map_or(1.0, f64::from)
+        .clamp(1.0, policy.max_margin)
+}
+
+/// The slots from the one holding `now` until the next refresh is due plus the lead time and
+/// one slot, so a claim is always known a lead time before its slot starts.
+fn upcoming_slots(
+    profile: &Profile,
+    policy: &ForecastPolicy,
+    margin: f64,
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Vec<ForecastSlot> {
+    let slot_secs = policy.slot.as_secs();
+    let first = now.timestamp().div_euclid(slot_secs) * slot_secs;
+    let until = now.timestamp()
+        + REFRESH_EVERY.as_secs()
+        + Span::minutes(10).as_secs()
+        + lead_time.as_secs()
+        + slot_secs;
+    let mut out = Vec::new();
+    let mut t = first;
+    while t < until {
+        let start = DateTime::from_timestamp(t, 0).unwrap_or(now);
+        let (date, slot) = slot_of(policy.timezone, slot_secs, start);
+        if let Some(est) = estimate(profile, policy, date, slot) {
+            let demand = (f64::from(est) * margin) as f32;
+            out.push(ForecastSlot {
+                start,
+                demand,
+                floor: instances_for(demand, policy),
+            });
+        }
+        t += slot_secs;
+    }
+    out
+}
+
+/// Instances for `demand` requests per minute, at most the policy's `max_floor`.
+pub fn instances_for(demand: f32, policy: &ForecastPolicy) -> u32 {
+    let n = (f64::from(demand) / policy.invocations_per_instance - 1e-9).ceil();
+    if n.is_finite() && n > 0.0 {
+        (n.min(f64::from(policy.max_floor))) as u32
+    } else {
+        0
+    }
+}
+
+/// Whether the stored forecast is due for a refresh at `now`.
+pub fn is_due(state: Option<&ForecastState>, now: DateTime<Utc>) -> bool {
+    state.is_none_or(|f| now - f.computed_at >= REFRESH_EVERY.to_chrono() || f.computed_at > now)
+}

@@ -1,0 +1,28 @@
+//! Forecast pre-scaling: headroom learns each opted-in target's daily and weekly demand cycle
+//! from its own CloudWatch history and claims, a lead time ahead, the capacity the coming slot is
+//! expected to need.
+//!
+//! - `series.rs`: the demand history as CloudWatch returns it.
+//! - `profile.rs`: the seasonal estimate (per slot of the day, per kind of day, robust and
+//!   recency-weighted).
+//! - `build.rs`: estimate + a margin learned from the estimate's own errors -> stored slots.
+//! - `claims.rs`: the slots as a `forecast` claim.
+//! - `score.rs`: how past slots compared with the demand that came.
+//! - `refresh.rs`: the hourly refresh use case (ports in, state out).
+//!
+//! Everything but `refresh.rs` is pure; time comes in as `now`, and only history before `now`
+//! is ever read, so the simulator can replay it walk-forward.
+
+pub mod build;
+pub mod claims;
+pub mod profile;
+pub mod refresh;
+pub mod score;
+pub mod series;
+pub mod state;
+
+pub use build::{build_forecast, is_due, REFRESH_EVERY};
+pub use claims::{forecast_claim, would_claim};
+pub use refresh::{refresh_forecasts, RefreshReport};
+pub use series::DemandSeries;
+pub use state::{ForecastScore, ForecastSlot, ForecastState};

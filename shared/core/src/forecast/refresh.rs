@@ -1,0 +1,152 @@
+//! The hourly forecast refresh, a use case of the tick: for the targets whose stored forecast is
+//! due (the tick finds them in the states it already read, so a minute without a refresh costs
+//! nothing extra), read their demand history in as few GetMetricData calls as the limits allow,
+//! build each forecast and store it through the ordinary reconcile, which applies the forecast
+//! claim at once. Idempotent: the change is keyed by the refresh minute, and a forecast that is no
+//! longer due is left alone.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::forecast::build::{build_forecast, is_due};
+use crate::forecast::DemandSeries;
+use crate::ids::ScalableTargetId;
+use crate::lead_time::lead_time;
+use crate::metrics_port::{targets_per_call, DemandHistory};
+use crate::plan::{Plan, TargetPlan};
+use crate::ports::{ScalingTargets, StateStore};
+use crate::reconcile::{reconcile_target, EventChange};
+
+/// What one refresh did.
+#[derive(Debug, Default, Serialize)]
+pub struct RefreshReport {
+    /// GetMetricData calls made.
+    pub metric_calls: usize,
+    pub refreshed: Vec<String>,
+    /// Targets with too little history, and why.
+    pub unavailable: Vec<(String, String)>,
+    pub errors: Vec<RefreshFailure>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RefreshFailure {
+    pub target: String,
+    pub error: String,
+    pub retryable: bool,
+}
+
+/// Refreshes the forecasts of `due` (targets of `plan` with a `[target.forecast]`).
+pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStore>(
+    metrics: &M,
+    aas: &A,
+    store: &S,
+    plan: &Plan,
+    due: &[ScalableTargetId],
+    now: DateTime<Utc>,
+) -> RefreshReport {
+    let mut report = RefreshReport::default();
+    let targets: Vec<&TargetPlan> = due
+        .iter()
+        .filter_map(|id| plan.target(id))
+        .filter(|t| t.forecast.is_some())
+        .collect();
+    // Targets that read the same window at the same period share calls.
+    let mut groups: Vec<(i64, i64, Vec<&TargetPlan>)> = Vec::new();
+    for t in targets {
+        let p = t.forecast.as_ref().expect("filtered on forecast");
+        let key = (p.history.as_secs(), p.resolution.as_secs());
+        match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+            Some(g) => g.2.push(t),
+            None => groups.push((key.0, key.1, vec![t])),
+        }
+    }
+    for (history, period, members) in groups {
+        let from = now - chrono::Duration::seconds(history);
+        let period = crate::duration::Span::seconds(period);
+        let aligned_to = DateTime::from_timestamp(
+            now.timestamp().div_euclid(period.as_secs()) * period.as_secs(),
+            0,
+        )
+        .unwrap_or(now);
+        for chunk in members.chunks(targets_per_call(from, aligned_to, period)) {
+            let ids: Vec<ScalableTargetId> = chunk.iter().map(|t| t.id.clone()).collect();
+            report.metric_calls += 1;
+            match metrics.demand(&ids, from, aligned_to, period).await {
+                Ok(all) => {
+                    for (t, series) in chunk.iter().zip(all) {
+                        store_forecast(aas, store, t, &series, now, &mut report).await;
+                    }
+                }
+                Err(e) => {
+                    for id in &ids {
+                        report.errors.push(RefreshFailure {
+                            target: id.to_string(),
+                            error: format!("failed to read the demand history: {e}"),
+                            retryable: e.is_retryable(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
+async fn store_forecast<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    target: &TargetPlan,
+    series: &DemandSeries,
+    now: DateTime<Utc>,
+    report: &mut RefreshReport,
+) {
+    let Some(policy) = &target.forecast else {
+        return;
+    };
+    let apply = |state: &mut crate::state::TargetState| -> Vec<String> {
+        if !is_due(state.forecast.as_ref(), now) {
+            return Vec::new();
+        }
+        let lead = lead_time(target, &state.lead_samples, state.model.as_deref()).span;
+        let next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
+        let note = match &next.unavailable {
+            Some(why) => format!("no forecast: {why}"),
+            None => format!(
+                "forecast refreshed: {} slots, margin x{:.2}, {} days of history{}",
+                next.slots.len(),
+                next.margin,
+                next.history_days,
+                if next.same_kind {
+                    ""
+                } else {
+                    " (too few days of this kind: all days used)"
+                }
+            ),
+        };
+        state.forecast = Some(next);
+        vec![note]
+    };
+    let change = EventChange {
+        key: format!("forecast@{}", now.format("%Y-%m-%dT%H:%MZ")),
+        apply: &apply,
+    };
+    match reconcile_target(aas, store, target, now, "forecast", Some(&change)).await {
+        Ok(outcome) => {
+            match outcome
+                .decision
+                .next_state
+                .forecast
+                .as_ref()
+                .and_then(|f| f.unavailable.clone())
+            {
+                Some(why) => report.unavailable.push((target.id.to_string(), why)),
+                None => report.refreshed.push(target.id.to_string()),
+            }
+        }
+        Err(e) => report.errors.push(RefreshFailure {
+            target: target.id.to_string(),
+            retryable: e.is_retryable(),
+            error: e.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,70 @@
+//! What a target keeps of its forecast between refreshes: the next few slots with the capacity
+//! each asks for, the learned margin, and the running score of earlier forecasts. Small by
+//! design (a few hours of slots), so the state item stays far below DynamoDB's item limit.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForecastState {
+    pub computed_at: DateTime<Utc>,
+    pub slot_secs: i64,
+    /// Upcoming slots, in time order (empty when `unavailable` says why).
+    #[serde(default)]
+    pub slots: Vec<ForecastSlot>,
+    /// The factor the seasonal estimate is raised by, learned from its own past errors.
+    pub margin: f64,
+    /// Days of history the forecast read.
+    pub history_days: u32,
+    /// Whether the slots came from days of the same kind (weekday or weekend) only.
+    #[serde(default)]
+    pub same_kind: bool,
+    /// Why there is no forecast (too little history, no datapoints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    #[serde(default)]
+    pub score: ForecastScore,
+}
+
+/// One forecast slot: `[start, start + slot_secs)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForecastSlot {
+    pub start: DateTime<Utc>,
+    /// Forecast demand including the margin, requests per minute.
+    pub demand: f32,
+    /// Instances that demand needs at the plan's `invocations_per_instance`.
+    pub floor: u32,
+}
+
+/// How earlier forecasts compared with what happened, summed since `since`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ForecastScore {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// Slots scored: every slot is scored once, after it ends.
+    pub slots: u32,
+    /// Minutes in which demand needed more instances than the forecast floor.
+    pub under_minutes: u32,
+    /// Instance-hours the forecast floor held beyond what demand needed.
+    pub over_instance_hours: f64,
+    /// The end of the last slot scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scored_until: Option<DateTime<Utc>>,
+}
+
+impl ForecastState {
+    /// The slot that covers `at`.
+    pub fn slot_at(&self, at: DateTime<Utc>) -> Option<&ForecastSlot> {
+        let len = chrono::Duration::seconds(self.slot_secs);
+        self.slots
+            .iter()
+            .find(|s| s.start <= at && at < s.start + len)
+    }
+
+    /// The end of the last slot.
+    pub fn horizon(&self) -> Option<DateTime<Utc>> {
+        self.slots
+            .last()
+            .map(|s| s.start + chrono::Duration::seconds(self.slot_secs))
+    }
+}

@@ -1,0 +1,205 @@
+//! The forecast end to end over in-memory ports: refresh from a demand history, the claim it
+//! makes a lead time ahead, forecast-only mode, too little history, and the walk-forward rule.
+
+use chrono::{DateTime, Duration, Utc};
+use headroom_core::claim::ClaimSource;
+use headroom_core::decide::decide;
+use headroom_core::forecast::{build_forecast, refresh_forecasts, DemandSeries};
+use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::metrics_port::MemoryDemand;
+use headroom_core::reconcile::tick_plan;
+use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
+
+fn at(s: &str) -> DateTime<Utc> {
+    s.parse().expect("instant")
+}
+
+fn id() -> ScalableTargetId {
+    "endpoint/shop/variant/AllTraffic".parse().expect("id")
+}
+
+fn plan(forecast: &str) -> Plan {
+    parse_plan(
+        "test.toml",
+        &format!(
+            "version = 1\n[[target]]\nresource_id = \"endpoint/shop/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 40\nlead_time = \"15m\"\n[target.forecast]\ninvocations_per_instance = 30.0\n{forecast}"
+        ),
+    )
+    .expect("valid plan")
+}
+
+/// `days` days of 5-minute demand from Monday 2026-03-02: 60/min, 600/min from 09:00 to 11:00.
+fn history(days: usize) -> DemandSeries {
+    let values = (0..days * 288)
+        .map(|i| {
+            let minute = (i % 288) * 5;
+            if (540..660).contains(&minute) {
+                600.0
+            } else {
+                60.0
+            }
+        })
+        .collect();
+    DemandSeries::new(at("2026-03-02T00:00:00Z"), 300, values)
+}
+
+#[test]
+fn the_forecast_claims_the_busy_slot_a_lead_time_ahead() {
+    // GIVEN four weekdays of history and a refresh at 08:00 on the fifth (Friday)
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let f = build_forecast(
+        &policy,
+        &history(5),
+        Span::minutes(15),
+        at("2026-03-06T08:00:00Z"),
+        None,
+    );
+    assert_eq!(f.unavailable, None);
+    assert!(f.same_kind);
+    // THEN the 09:00 slot asks for 600/min at 30/min per instance = 20 (the margin is 1: every
+    // earlier day was exactly as forecast)
+    assert_eq!(f.margin, 1.0);
+    let nine = f.slot_at(at("2026-03-06T09:00:00Z")).expect("09:00 slot");
+    assert_eq!(nine.floor, 20);
+    // and the slots reach past the next refresh plus the lead time
+    assert!(f.horizon().expect("slots") >= at("2026-03-06T09:25:00Z"));
+
+    let target = &plan.targets[0];
+    let mut state = headroom_core::TargetState {
+        forecast: Some(f),
+        ..Default::default()
+    };
+    // 08:40: not yet live. 08:45 (09:00 minus the 15-minute lead time): 20.
+    let before = decide(
+        target,
+        None,
+        &state,
+        Span::minutes(15),
+        at("2026-03-06T08:40:00Z"),
+    );
+    assert_eq!(before.desired.min, 2, "{:?}", before.reasons);
+    let live = decide(
+        target,
+        None,
+        &state,
+        Span::minutes(15),
+        at("2026-03-06T08:45:00Z"),
+    );
+    assert_eq!(live.desired.min, 20);
+    assert_eq!(live.winner, Some(ClaimSource::Forecast));
+    assert!(
+        !live.desired.suspend_scale_in,
+        "the forecast never suspends scale-in"
+    );
+    // Forecast-only mode records the same forecast and changes nothing.
+    let only = parse_plan_target("mode = \"forecast_only\"");
+    state.claims.clear();
+    let d = decide(
+        &only,
+        None,
+        &state,
+        Span::minutes(15),
+        at("2026-03-06T08:45:00Z"),
+    );
+    assert_eq!(d.winner, None);
+    assert_eq!(d.desired.min, 1);
+}
+
+fn parse_plan_target(extra: &str) -> headroom_core::TargetPlan {
+    plan(extra).targets.remove(0)
+}
+
+#[test]
+fn too_little_history_gives_no_forecast_and_says_why() {
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let f = build_forecast(
+        &policy,
+        &history(2),
+        Span::minutes(15),
+        at("2026-03-04T08:00:00Z"),
+        None,
+    );
+    assert!(f.slots.is_empty());
+    let why = f.unavailable.expect("a reason");
+    assert!(why.contains("only 2 day(s)"), "{why}");
+}
+
+#[test]
+fn the_forecast_never_reads_history_after_now() {
+    // GIVEN the same history, but with a 10x surge on Friday from 09:00 (after "now", 08:00)
+    let mut h = history(5);
+    let friday_nine = 4 * 288 + 108;
+    for v in &mut h.values[friday_nine..friday_nine + 24] {
+        *v = 6000.0;
+    }
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let now = at("2026-03-06T08:00:00Z");
+    let a = build_forecast(&policy, &history(5), Span::minutes(15), now, None);
+    let b = build_forecast(&policy, &h, Span::minutes(15), now, None);
+    // THEN the forecast made at 08:00 is the same: the surge lies in its future
+    assert_eq!(a, b);
+}
+
+#[test]
+fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
+    let plan = plan("");
+    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default().with(id(), history(5));
+    let now = at("2026-03-06T08:50:00Z");
+
+    // The first tick finds the forecast due; the refresh reads once and applies the claim.
+    let report = block_on(tick_plan(&aas, &store, &plan, 1, now));
+    assert_eq!(report.forecast_due, vec![id()]);
+    let refresh = block_on(refresh_forecasts(
+        &demand,
+        &aas,
+        &store,
+        &plan,
+        &report.forecast_due,
+        now,
+    ));
+    assert_eq!(refresh.metric_calls, 1);
+    assert_eq!(refresh.refreshed, vec![id().to_string()]);
+    assert_eq!(aas.get(&id()).map(|o| o.min), Some(20));
+
+    // Within the hour nothing is due, and a repeated refresh changes nothing.
+    let later = block_on(tick_plan(
+        &aas,
+        &store,
+        &plan,
+        1,
+        now + Duration::minutes(30),
+    ));
+    assert!(later.forecast_due.is_empty());
+    let state = store.state(&id());
+    let again = block_on(refresh_forecasts(
+        &demand,
+        &aas,
+        &store,
+        &plan,
+        &[id()],
+        now,
+    ));
+    assert!(again.errors.is_empty());
+    assert_eq!(store.state(&id()).forecast, state.forecast);
+    // An hour later it is due again.
+    let hour = block_on(tick_plan(
+        &aas,
+        &store,
+        &plan,
+        1,
+        now + Duration::minutes(60),
+    ));
+    assert_eq!(hour.forecast_due, vec![id()]);
+}
+
+#[test]
+fn a_state_stored_before_the_forecast_existed_still_loads() {
+    let old = r#"{"version":3,"claims":[],"pause":null,"last_applied":{"min":2,"max":8,"suspend_scale_in":false},"drift":null,"seen_events":[],"alarm_marks":{},"high_water":null,"wake_pending_since":null,"wake_latencies":[],"lead_samples":[],"model":null}"#;
+    let s: headroom_core::TargetState = serde_json::from_str(old).expect("old state loads");
+    assert_eq!((s.version, s.forecast), (3, None));
+}

@@ -1,0 +1,100 @@
+//! The learned-plan benchmark: for each scenario, `plan suggest` on the first week of its trace
+//! (as `headroom plan suggest --plan BASE --trace TRACE --world WORLD --until START+7d`), then the
+//! simulation of the whole trace with that plan, against target tracking alone and the oracle.
+//! `cargo run --release -p headroom-sim --example learned [-- BASE WORLD TRACE [DAYS]]`
+//! (from the repository root; without arguments, the shipped learned scenarios).
+
+use std::path::Path;
+
+use headroom_sim::suggest::suggest_plan;
+use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy, Trace, World};
+
+/// (scenario directory under events/scenarios, trace under events/traces or ../shared/traces)
+const LEARNED: [(&str, &str); 3] = [
+    (
+        "nyc-taxi-learned",
+        "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+    ),
+    ("tweets-aapl", "events/traces/twitter-volume-aapl-5min.csv"),
+    ("tweets-goog", "events/traces/twitter-volume-goog-5min.csv"),
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = std::env::var("CARGO_MANIFEST_DIR")
+        .map(|d| Path::new(&d).join("../.."))
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runs: Vec<(String, String, String, i64)> = if args.len() >= 3 {
+        vec![(
+            args[0].clone(),
+            args[1].clone(),
+            args[2].clone(),
+            args.get(3).map_or(Ok(7), |d| d.parse())?,
+        )]
+    } else {
+        LEARNED
+            .iter()
+            .map(|(name, trace)| {
+                let dir = root.join("events/scenarios").join(name);
+                (
+                    dir.join("base.toml").display().to_string(),
+                    dir.join("world.toml").display().to_string(),
+                    root.join(trace).display().to_string(),
+                    7,
+                )
+            })
+            .collect()
+    };
+    println!("| scenario | TT breach min | headroom breach min | cut | instance-hours vs TT | vs oracle | vs lower bound | forecast under-min | forecast over inst-h |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (base, world, trace, days) in runs {
+        let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+        let trace_t = Trace::parse(&trace, &read(&trace)?)?;
+        let world_t = World::parse(&world, &read(&world)?)?;
+        let until = trace_t.start + chrono::Duration::days(days);
+        let mut plan = suggest_plan((&base, &read(&base)?), &trace_t, &world_t, Some(until))?;
+        // For experiments: extra keys for the (last) [target.forecast] table.
+        if let Ok(mode) = std::env::var("FORECAST_MODE") {
+            plan = plan.replace("mode = \"active\"", &format!("mode = \"{mode}\""));
+        }
+        if let Ok(extra) = std::env::var("FORECAST_EXTRA") {
+            plan.push_str(&extra.replace(';', "\n"));
+            plan.push('\n');
+        }
+        if std::env::var_os("SHOW_PLAN").is_some() {
+            eprintln!("{plan}");
+        }
+        let name = Path::new(&base)
+            .parent()
+            .and_then(Path::file_name)
+            .map_or("custom".into(), |n| n.to_string_lossy().into_owned());
+        let scenario = Scenario::parse(
+            &name,
+            ("suggested", &plan),
+            (&world, &read(&world)?),
+            (&trace, &read(&trace)?),
+        )?;
+        let results = run_all(&scenario, &mut RunOptions::default());
+        let report = Report::new(&scenario, results);
+        let g = report.goals();
+        let tt = report
+            .get(Strategy::TargetTracking)
+            .map_or(0, |r| r.total.breach_minutes);
+        let hr = report.get(Strategy::Headroom);
+        let score = hr
+            .and_then(|r| r.headroom.as_ref())
+            .map(|a| a.forecast_score.clone())
+            .unwrap_or_default();
+        println!(
+            "| {name} | {tt} | {} | {:+.1} % | {:.2}x | {:.2}x | {:.2}x | {} | {:.0} |",
+            hr.map_or(0, |r| r.total.breach_minutes),
+            -g.breach_reduction_percent,
+            1.0 + g.extra_instance_hours_percent / 100.0,
+            g.oracle_ratio,
+            g.lower_bound_ratio,
+            score.under_minutes,
+            score.over_instance_hours,
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The learned scenarios (`plan suggest` on the first week, forecast on): their shipped plans are
+//! exactly what `plan suggest` prints, and on a bursty trace the guard no longer ratchets
+//! MinCapacity up to MaxCapacity.
+
+use headroom_sim::suggest::suggest_plan;
+use headroom_sim::{run_all, RunOptions, Scenario, Strategy, Trace, World};
+
+fn root() -> String {
+    let dir = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    format!("{dir}/../..")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/{path}", root())).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// (scenario directory, trace): each ships base.toml, world.toml and the suggested plan.toml.
+pub const LEARNED: [(&str, &str); 3] = [
+    (
+        "nyc-taxi-learned",
+        "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+    ),
+    ("tweets-aapl", "events/traces/twitter-volume-aapl-5min.csv"),
+    ("tweets-goog", "events/traces/twitter-volume-goog-5min.csv"),
+];
+
+fn suggested(dir: &str, trace_path: &str) -> String {
+    let base = format!("events/scenarios/{dir}/base.toml");
+    let world = format!("events/scenarios/{dir}/world.toml");
+    let trace = Trace::parse(trace_path, &read(trace_path)).expect("trace");
+    let world = World::parse(&world, &read(&world)).expect("world");
+    let until = trace.start + chrono::Duration::days(7);
+    suggest_plan((&base, &read(&base)), &trace, &world, Some(until)).expect("suggestion")
+}
+
+#[test]
+fn shipped_learned_plans_are_what_plan_suggest_prints() {
+    for (dir, trace) in LEARNED {
+        let text = suggested(dir, trace);
+        let path = format!("events/scenarios/{dir}/plan.toml");
+        if std::env::var_os("HEADROOM_UPDATE_SHIPPED").is_some() {
+            std::fs::write(format!("{}/{path}", root()), &text).expect("write");
+        }
+        assert!(
+            read(&path) == text,
+            "{path} differs from `headroom plan suggest --plan events/scenarios/{dir}/base.toml \
+             --trace {trace} --world events/scenarios/{dir}/world.toml --until <start + 7d>`: \
+             rerun this test with HEADROOM_UPDATE_SHIPPED=1"
+        );
+        assert!(text.contains("[target.forecast]"), "{path}");
+    }
+}
+
+#[test]
+fn the_guard_does_not_ratchet_min_capacity_on_a_bursty_trace() {
+    // GIVEN two weeks of the AAPL tweet volume, its bursts up to hundreds of instances, with the
+    // suggested plan (guard on the burst alarm, forecast on)
+    let (dir, trace_path) = LEARNED[1];
+    let world = format!("events/scenarios/{dir}/world.toml");
+    let trace = Trace::parse(trace_path, &read(trace_path)).expect("trace");
+    let trace = trace.truncated(14 * 288);
+    let plan = read(&format!("events/scenarios/{dir}/plan.toml"));
+    let scenario = Scenario::new(
+        dir,
+        headroom_core::parse_plan("plan.toml", &plan).expect("plan"),
+        World::parse(&world, &read(&world)).expect("world"),
+        trace,
+    )
+    .expect("scenario");
+    let max = scenario.plan.targets[0].max_capacity;
+    let results = run_all(
+        &scenario,
+        &mut RunOptions {
+            chart: true,
+            progress: None,
+        },
+    );
+    let hr = results
+        .iter()
+        .find(|r| r.strategy == Strategy::Headroom)
+        .expect("headroom ran");
+    // THEN in no minute whose demand needs less than half of MaxCapacity, looking back over the
+    // guard's longest hold, is MinCapacity at MaxCapacity
+    let points = &hr.chart[0];
+    let window = 3 * 60 + 30; // max_duration 3h plus the hold, in minutes
+    let mut at_max_needlessly = 0;
+    for (i, p) in points.iter().enumerate() {
+        let recent = points[i.saturating_sub(window)..=i]
+            .iter()
+            .map(|q| q.demand)
+            .fold(0.0, f32::max);
+        if p.min_capacity >= max && recent < max as f32 / 2.0 {
+            at_max_needlessly += 1;
+        }
+    }
+    assert_eq!(
+        at_max_needlessly, 0,
+        "minutes at MaxCapacity {max} with demand below half of it"
+    );
+}
