@@ -7,7 +7,9 @@
 //!   forwarding;
 //! - **storm**: throttling or 5xx for the next [`FaultConfig::storm_len`] requests of one
 //!   operation (throttling comes in bursts): long enough to outlast the SDK's own attempts, so
-//!   the invocation fails at that step and Lambda's retry has to finish the job;
+//!   the invocation fails at that step and Lambda's retry has to finish the job. A storm lasts
+//!   seconds, Lambda retries a minute or two later: [`FaultProxy::storms`] turns them off for
+//!   the retries;
 //! - **5xx**: answers `500 InternalServerError` or `503 ServiceUnavailable`, without forwarding;
 //! - **latency**: forwards after a pause (up to [`FaultConfig::latency_max`]);
 //! - **hang**: holds the request unanswered for [`FaultConfig::hang_for`], then closes: the SDK's
@@ -105,7 +107,7 @@ impl FaultConfig {
             storm_len: 3,
             throttle: 0.07,
             server_error: 0.05,
-            hang: 0.012,
+            hang: 0.015,
             reset_after_write: 0.16,
             latency: 0.12,
             latency_max: Duration::from_millis(120),
@@ -148,7 +150,10 @@ impl Stats {
 
     /// What happened between `earlier` and `self` (both from the same proxy).
     pub fn since(&self, earlier: &Stats) -> Stats {
-        fn diff<K: Ord + Clone>(a: &BTreeMap<K, usize>, b: &BTreeMap<K, usize>) -> BTreeMap<K, usize> {
+        fn diff<K: Ord + Clone>(
+            a: &BTreeMap<K, usize>,
+            b: &BTreeMap<K, usize>,
+        ) -> BTreeMap<K, usize> {
             a.iter()
                 .filter_map(|(k, v)| {
                     let d = v - b.get(k).copied().unwrap_or(0);
@@ -177,7 +182,13 @@ enum Fault {
 
 /// The fault config, its random sequence, what was seen, and the storms under way (operation ->
 /// requests left, and the fault they get).
-type State = (FaultConfig, SmallRng, Stats, BTreeMap<String, (usize, Fault)>);
+type State = (
+    FaultConfig,
+    SmallRng,
+    Stats,
+    BTreeMap<String, (usize, Fault)>,
+    bool,
+);
 
 struct Shared {
     upstream: SocketAddr,
@@ -192,7 +203,7 @@ impl Shared {
     /// Draws this request's fault and counts the request.
     fn decide(&self, operation: &str) -> Fault {
         let mut guard = self.lock();
-        let (config, rng, stats, storms) = &mut *guard;
+        let (config, rng, stats, storms, storms_on) = &mut *guard;
         stats.requests += 1;
         let mutating = MUTATING.contains(&operation);
         if let Some((left, fault)) = storms.get_mut(operation) {
@@ -204,7 +215,11 @@ impl Shared {
             *stats.faults.entry("storm").or_default() += 1;
             return fault;
         }
-        if config.storm_len > 0 && rng.random::<f64>() < config.storm {
+        if !*storms_on {
+            storms.clear();
+        }
+        let storm_draw: f64 = rng.random();
+        if *storms_on && config.storm_len > 0 && storm_draw < config.storm {
             let fault = if rng.random_bool(0.5) {
                 Fault::Throttle
             } else {
@@ -233,7 +248,9 @@ impl Shared {
         } else if mutating && rng.random::<f64>() < config.reset_after_write {
             Fault::ResetAfterWrite
         } else if rng.random::<f64>() < config.latency {
-            let max = u64::try_from(config.latency_max.as_millis()).unwrap_or(u64::MAX).max(2);
+            let max = u64::try_from(config.latency_max.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(2);
             Fault::Latency(Duration::from_millis(rng.random_range(1..max)))
         } else {
             Fault::None
@@ -262,7 +279,12 @@ impl Shared {
     }
 
     fn stubbed(&self, operation: &str) {
-        *self.lock().2.stubbed.entry(operation.to_owned()).or_default() += 1;
+        *self
+            .lock()
+            .2
+            .stubbed
+            .entry(operation.to_owned())
+            .or_default() += 1;
     }
 }
 
@@ -295,6 +317,7 @@ impl FaultProxy {
                 SmallRng::seed_from_u64(config.seed),
                 Stats::default(),
                 BTreeMap::new(),
+                true,
             )),
         });
         let listener = std::net::TcpListener::bind("127.0.0.1:0")
@@ -340,6 +363,16 @@ impl FaultProxy {
         guard.0 = config;
         guard.1 = SmallRng::seed_from_u64(config.seed);
         guard.3.clear();
+    }
+
+    /// Whether storms may start (and go on): on for a first delivery, off for Lambda's retries
+    /// (a minute or two later, the burst is over). Other faults are not affected.
+    pub fn storms(&self, on: bool) {
+        let mut guard = self.shared.lock();
+        guard.4 = on;
+        if !on {
+            guard.3.clear();
+        }
     }
 
     pub fn stats(&self) -> Stats {
@@ -407,7 +440,9 @@ async fn read_message<R: AsyncRead + Unpin>(
             if buf.is_empty() {
                 return Ok(None);
             }
-            return Err(std::io::Error::other("connection closed inside an HTTP head"));
+            return Err(std::io::Error::other(
+                "connection closed inside an HTTP head",
+            ));
         }
         buf.extend_from_slice(&chunk[..n]);
     };
@@ -439,19 +474,28 @@ async fn read_message<R: AsyncRead + Unpin>(
 }
 
 /// Reads until `buf` holds at least `n` bytes.
-async fn fill<R: AsyncRead + Unpin>(stream: &mut R, buf: &mut Vec<u8>, n: usize) -> std::io::Result<()> {
+async fn fill<R: AsyncRead + Unpin>(
+    stream: &mut R,
+    buf: &mut Vec<u8>,
+    n: usize,
+) -> std::io::Result<()> {
     while buf.len() < n {
         let mut chunk = [0u8; 16 * 1024];
         let k = stream.read(&mut chunk).await?;
         if k == 0 {
-            return Err(std::io::Error::other("connection closed inside an HTTP body"));
+            return Err(std::io::Error::other(
+                "connection closed inside an HTTP body",
+            ));
         }
         buf.extend_from_slice(&chunk[..k]);
     }
     Ok(())
 }
 
-async fn read_chunked<R: AsyncRead + Unpin>(stream: &mut R, buf: &mut Vec<u8>) -> std::io::Result<Vec<u8>> {
+async fn read_chunked<R: AsyncRead + Unpin>(
+    stream: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let line_end = loop {
@@ -488,12 +532,17 @@ fn strip_framing(head: &str) -> String {
         .enumerate()
         .filter(|(i, line)| {
             *i == 0
-                || !["connection", "content-length", "transfer-encoding", "keep-alive"]
-                    .iter()
-                    .any(|h| {
-                        line.split_once(':')
-                            .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case(h))
-                    })
+                || ![
+                    "connection",
+                    "content-length",
+                    "transfer-encoding",
+                    "keep-alive",
+                ]
+                .iter()
+                .any(|h| {
+                    line.split_once(':')
+                        .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case(h))
+                })
         })
         .map(|(_, l)| l)
         .collect::<Vec<_>>()

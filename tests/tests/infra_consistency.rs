@@ -394,7 +394,11 @@ fn snake(operation: &str) -> String {
 }
 
 /// The byte range of the body of `fn name` inside `range` of `code` (brace matched).
-fn fn_body(code: &str, range: std::ops::Range<usize>, name: &str) -> Option<std::ops::Range<usize>> {
+fn fn_body(
+    code: &str,
+    range: std::ops::Range<usize>,
+    name: &str,
+) -> Option<std::ops::Range<usize>> {
     let at = source::word_positions(&code[range.clone()], name)
         .map(|p| p + range.start)
         .find(|p| code[..*p].trim_end().ends_with("fn"))?;
@@ -820,14 +824,19 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
         }
     }
     // Function roles write target items only, and reach no alarm a scaling policy does not own.
-    let function_roles: BTreeSet<String> = t.functions().into_iter().filter_map(|f| f.role).collect();
+    let function_roles: BTreeSet<String> =
+        t.functions().into_iter().filter_map(|f| f.role).collect();
     for s in t
         .statements()
         .into_iter()
         .filter(|s| s.effect == "Allow" && function_roles.contains(&s.resource))
     {
         let at = format!("{} (policy {})", s.resource, s.policy);
-        for a in s.actions.iter().filter(|a| DYNAMO_WRITES.contains(&a.as_str())) {
+        for a in s
+            .actions
+            .iter()
+            .filter(|a| DYNAMO_WRITES.contains(&a.as_str()))
+        {
             if !writes_target_items_only(s.condition.as_ref()) {
                 problems.push(format!(
                     "{at}: {a} must carry the condition ForAllValues:StringLike dynamodb:LeadingKeys [\"{TARGET_ITEMS}\"] \
@@ -837,7 +846,9 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
         }
         for a in s.actions.iter().filter(|a| a.starts_with("cloudwatch:")) {
             let scoped = !s.resources.is_empty()
-                && s.resources.iter().all(|r| sub_text(r).is_some_and(|text| text.ends_with(AAS_ALARM_SCOPE)));
+                && s.resources
+                    .iter()
+                    .all(|r| sub_text(r).is_some_and(|text| text.ends_with(AAS_ALARM_SCOPE)));
             if !scoped {
                 problems.push(format!(
                     "{at}: {a} may only name alarms *{AAS_ALARM_SCOPE} (scaling policies' alarms): never headroom's own \
@@ -1171,7 +1182,10 @@ const PEAK_MIN_SCHEDULER_RETRIES: u64 = 100;
 /// queue's ARN is an output, for schedules of your own.
 fn check_peak_delivery(t: &Template) -> Vec<String> {
     let mut problems = Vec::new();
-    let number = |v: Option<&serde_yaml::Value>| v.and_then(template::scalar).and_then(|s| s.parse::<u64>().ok());
+    let number = |v: Option<&serde_yaml::Value>| {
+        v.and_then(template::scalar)
+            .and_then(|s| s.parse::<u64>().ok())
+    };
     let Some(tick) = t
         .functions()
         .into_iter()
@@ -1683,13 +1697,26 @@ fn explicit_peaks_without_their_retries_or_dead_letter_queue_fail() {
             .as_mapping_mut()
             .expect("schedule target");
         target.remove("DeadLetterConfig");
-        target.insert("RetryPolicy".into(), serde_yaml::from_str("{MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600}").expect("yaml"));
+        target.insert(
+            "RetryPolicy".into(),
+            serde_yaml::from_str("{MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600}")
+                .expect("yaml"),
+        );
     });
     let problems = check_peak_delivery(&t);
-    assert_fails(&problems, &["TickFunction", "MaximumRetryAttempts is Some(1)"]);
-    assert_fails(&problems, &["TickFunction", "MaximumEventAgeInSeconds is Some(300)"]);
+    assert_fails(
+        &problems,
+        &["TickFunction", "MaximumRetryAttempts is Some(1)"],
+    );
+    assert_fails(
+        &problems,
+        &["TickFunction", "MaximumEventAgeInSeconds is Some(300)"],
+    );
     assert_fails(&problems, &["ExamplePeakSchedule", "DeadLetterConfig.Arn"]);
-    assert_fails(&problems, &["ExamplePeakSchedule", "MaximumRetryAttempts is Some(10)"]);
+    assert_fails(
+        &problems,
+        &["ExamplePeakSchedule", "MaximumRetryAttempts is Some(10)"],
+    );
     // And the template as it is passes.
     let ok = check_peak_delivery(&load_template());
     assert!(ok.is_empty(), "{}", report(&ok));
@@ -1751,11 +1778,18 @@ fn a_put_item_on_the_whole_table_or_alarms_beyond_scaling_policies_fail() {
     );
     assert_fails(
         &check_iam_hygiene(&t),
-        &["TickRole", "dynamodb:PutItem must carry the condition", "LeadingKeys"],
+        &[
+            "TickRole",
+            "dynamodb:PutItem must carry the condition",
+            "LeadingKeys",
+        ],
     );
     let t = doctored_text(":alarm:TargetTracking*", ":alarm:*");
     assert_fails(
         &check_iam_hygiene(&t),
-        &["cloudwatch:DeleteAlarms may only name alarms", "TargetTracking*"],
+        &[
+            "cloudwatch:DeleteAlarms may only name alarms",
+            "TargetTracking*",
+        ],
     );
 }
