@@ -11,6 +11,10 @@
 //! - [`raw_scalable_target()`]: what moto's AAS holds, read past the adapter under test.
 //! - [`table_with_plan()`]: a fresh headroom table holding a test plan.
 //! - [`t()`]: an RFC 3339 instant.
+//! - [`fault_proxy`]: a fault-injecting HTTP proxy between the SDK clients and moto (the fault
+//!   suite, tests/tests/fault_suite.rs).
+
+pub mod fault_proxy;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -13,7 +13,12 @@
 //! - IAM hygiene anywhere in the template: no wildcard action; `Resource: "*"` only for actions
 //!   that support nothing narrower, with a comment saying so; DynamoDB actions only on the state
 //!   table; SageMaker actions only on ARNs narrowed by a name-prefix parameter; the service-linked
-//!   role only for Application Auto Scaling's SageMaker role.
+//!   role only for Application Auto Scaling's SageMaker role. In function roles: table writes only
+//!   on target items (`dynamodb:LeadingKeys` `TARGET#*`), no `TransactWriteItems` (only the CLI's
+//!   `plan apply` calls it, through `save_plan`, which no function calls), CloudWatch alarm actions
+//!   only on scaling policies' `TargetTracking*` alarms.
+//! - Explicit peaks: the tick function retries them twice and keeps them an hour, every peak
+//!   schedule retries delivery and has a dead-letter queue its role may send to.
 //! - Every function resource: provided.al2023, arm64, rust-cargolambda, JSON logs into a log
 //!   group with retention, an on-failure destination, an alarm on its Errors.
 //! - The example peak schedule's input is a peak event the tick function's parser accepts.
@@ -47,6 +52,30 @@ const AAS_CALLER: &[&str] = &[
     "iam:CreateServiceLinkedRole",
 ];
 const AAS_CALLER_POLICY: &str = "register-scalable-target-caller";
+
+/// The CloudWatch alarm actions in [`AAS_CALLER`] serve scaling policies' alarms, which headroom
+/// never creates: they may only name alarms like these (what AAS's own service-linked role is
+/// scoped to), never headroom's guard/wake alarms or the stack's ops-* alarms.
+const AAS_ALARM_SCOPE: &str = ":alarm:TargetTracking*";
+
+/// Operations an adapter a function builds can call, but only from a method no function ever
+/// calls: `(operation, adapter, method, who calls it)`. Function roles must not allow them.
+const KEPT_FROM_FUNCTIONS: &[(&str, &str, &str, &str)] = &[(
+    "dynamodb:TransactWriteItems",
+    "DynamoStateStore",
+    "save_plan",
+    "the CLI's `headroom plan apply`",
+)];
+
+/// Write actions on the state table: in function roles only on target items, by the partition
+/// key prefix below (docs/state-table.md), so that no function can rewrite the plan.
+const DYNAMO_WRITES: &[&str] = &[
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+];
+const TARGET_ITEMS: &str = "TARGET#*";
 const REGISTER: &str = "application-autoscaling:RegisterScalableTarget";
 
 /// What the Lambda platform does with a function's role: write its logs to its log group and send
@@ -351,6 +380,102 @@ fn check_function_sources(code: &Code) -> Vec<String> {
     problems
 }
 
+/// `TransactWriteItems` -> `transact_write_items` (the SDK client's method name).
+fn snake(operation: &str) -> String {
+    let name = operation.split(':').nth(1).unwrap_or(operation);
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The byte range of the body of `fn name` inside `range` of `code` (brace matched).
+fn fn_body(
+    code: &str,
+    range: std::ops::Range<usize>,
+    name: &str,
+) -> Option<std::ops::Range<usize>> {
+    let at = source::word_positions(&code[range.clone()], name)
+        .map(|p| p + range.start)
+        .find(|p| code[..*p].trim_end().ends_with("fn"))?;
+    let open = at + code[at..].find('{')?;
+    let mut depth = 0usize;
+    for (i, b) in code.as_bytes()[open..range.end].iter().enumerate() {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open..open + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The operations kept from functions ([`KEPT_FROM_FUNCTIONS`]) are called only inside their
+/// method, and no function (nor a shared crate it builds on, adapters aside) calls that method:
+/// their role may then go without them.
+fn check_kept_from_functions(code: &Code) -> Vec<String> {
+    let mut problems = Vec::new();
+    let adapters_dir = root().join("shared/adapters");
+    for (op, adapter, method, caller) in KEPT_FROM_FUNCTIONS {
+        let call = format!(".{}(", snake(op));
+        let mut inside = 0;
+        for m in &code.adapter_files {
+            for item in source::top_level_items(m) {
+                let source::Item::Impl { ty, body } = item else {
+                    continue;
+                };
+                if ty != *adapter {
+                    continue;
+                }
+                let allowed = fn_body(&m.code, body.clone(), method);
+                for (at, _) in m.code[body.clone()].match_indices(&call) {
+                    let at = at + body.start;
+                    if allowed.as_ref().is_some_and(|r| r.contains(&at)) {
+                        inside += 1;
+                    } else {
+                        problems.push(format!(
+                            "{}: {adapter} calls {op} outside {method}; function roles do not allow it (only {caller} \
+                             may): keep the call in {method} or allow it and drop it from KEPT_FROM_FUNCTIONS",
+                            m.path.display()
+                        ));
+                    }
+                }
+            }
+        }
+        if inside == 0 {
+            problems.push(format!(
+                "KEPT_FROM_FUNCTIONS names {adapter}::{method} calling {op}, but no such call exists: update the list"
+            ));
+        }
+        let method_call = format!(".{method}(");
+        for f in &code.functions {
+            let checked = f.files.iter().chain(
+                f.dep_files
+                    .iter()
+                    .filter(|m| !m.path.starts_with(&adapters_dir)),
+            );
+            for m in checked {
+                if m.code.contains(&method_call) {
+                    problems.push(format!(
+                        "{} calls {method}, which needs {op}: its role does not allow that (only {caller} does it)",
+                        m.path.display()
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
 /// Environment variables the function's code reads, without those the Lambda runtime sets.
 fn code_env(f: &CodeFunction) -> BTreeSet<String> {
     // The function's own reads and those of the workspace crates it depends on (configuration
@@ -450,7 +575,15 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
             .filter(|s| s.effect == "Allow")
             .flat_map(|s| s.actions.iter().cloned())
             .collect();
-        let code_ops = f.operations();
+        let mut code_ops = f.operations();
+        for (op, _, method, caller) in KEPT_FROM_FUNCTIONS {
+            if allowed.contains(*op) {
+                problems.push(format!(
+                    "{id}: {role} allows {op}, which only {caller} calls (through {method}): remove it"
+                ));
+            }
+            code_ops.remove(*op);
+        }
         let registers = code_ops.contains(REGISTER);
         let mut expected = code_ops.clone();
         expected.extend(PLATFORM.iter().map(|s| (*s).to_owned()));
@@ -467,7 +600,10 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
             };
             problems.push(format!("{id}: {role} does not allow {op} ({why})"));
         }
-        for op in allowed.difference(&expected) {
+        for op in allowed
+            .difference(&expected)
+            .filter(|op| !KEPT_FROM_FUNCTIONS.iter().any(|k| k.0 == op.as_str()))
+        {
             problems.push(format!(
                 "{id}: {role} allows {op}, which {} never calls",
                 f.crate_name
@@ -687,6 +823,40 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
             }
         }
     }
+    // Function roles write target items only, and reach no alarm a scaling policy does not own.
+    let function_roles: BTreeSet<String> =
+        t.functions().into_iter().filter_map(|f| f.role).collect();
+    for s in t
+        .statements()
+        .into_iter()
+        .filter(|s| s.effect == "Allow" && function_roles.contains(&s.resource))
+    {
+        let at = format!("{} (policy {})", s.resource, s.policy);
+        for a in s
+            .actions
+            .iter()
+            .filter(|a| DYNAMO_WRITES.contains(&a.as_str()))
+        {
+            if !writes_target_items_only(s.condition.as_ref()) {
+                problems.push(format!(
+                    "{at}: {a} must carry the condition ForAllValues:StringLike dynamodb:LeadingKeys [\"{TARGET_ITEMS}\"] \
+                     and Null dynamodb:LeadingKeys \"false\" (functions write target items only, never the plan)"
+                ));
+            }
+        }
+        for a in s.actions.iter().filter(|a| a.starts_with("cloudwatch:")) {
+            let scoped = !s.resources.is_empty()
+                && s.resources
+                    .iter()
+                    .all(|r| sub_text(r).is_some_and(|text| text.ends_with(AAS_ALARM_SCOPE)));
+            if !scoped {
+                problems.push(format!(
+                    "{at}: {a} may only name alarms *{AAS_ALARM_SCOPE} (scaling policies' alarms): never headroom's own \
+                     or the ones that watch it"
+                ));
+            }
+        }
+    }
     // `Resource: "*"` must carry its reason in a comment right above (or on the same line).
     let lines: Vec<&str> = t.text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -705,6 +875,25 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The condition of a write statement limits it to target items: every leading key (partition
+/// key) matches [`TARGET_ITEMS`], and a leading key must be present (ForAllValues alone holds for
+/// a request with none).
+fn writes_target_items_only(condition: Option<&serde_yaml::Value>) -> bool {
+    let Some(c) = condition else {
+        return false;
+    };
+    let like = template::strings(
+        c.get("ForAllValues:StringLike")
+            .and_then(|m| m.get("dynamodb:LeadingKeys")),
+    );
+    let present = c
+        .get("Null")
+        .and_then(|m| m.get("dynamodb:LeadingKeys"))
+        .and_then(template::scalar)
+        .is_some_and(|v| v == "false");
+    !like.is_empty() && like.iter().all(|v| v == TARGET_ITEMS) && present
 }
 
 /// Every event kind reaches its function, and the fixtures match the rules.
@@ -900,10 +1089,12 @@ fn fixtures() -> Vec<(PathBuf, serde_json::Value)> {
 fn all_problems(code: &Code, t: &Template) -> Vec<String> {
     let mut p = check_adapters(code);
     p.extend(check_function_sources(code));
+    p.extend(check_kept_from_functions(code));
     p.extend(check_template(code, t));
     p.extend(check_iam_hygiene(t));
     p.extend(check_function_settings(t));
     p.extend(check_peak_schedule(t));
+    p.extend(check_peak_delivery(t));
     p.extend(check_events(t, &fixtures()));
     p
 }
@@ -973,6 +1164,137 @@ fn check_peak_schedule(t: &Template) -> Vec<String> {
         if arn_target.is_none() || arn_target != tick {
             problems.push(format!("{id}: the schedule must target the tick function"));
         }
+    }
+    problems
+}
+
+/// Lambda's maximum for asynchronous retries, and the least an explicit peak may wait in the
+/// asynchronous queue (throttled) before it counts as failed.
+const PEAK_FUNCTION_RETRIES: u64 = 2;
+const PEAK_MIN_EVENT_AGE_S: u64 = 3600;
+/// The least delivery retries an EventBridge Scheduler peak schedule gets (its maximum is 185).
+const PEAK_MIN_SCHEDULER_RETRIES: u64 = 100;
+
+/// Explicit peaks get the retries and the dead-letter queue they need (issue 11, item 5): the
+/// tick function, which EventBridge Scheduler invokes asynchronously, retries a failed peak
+/// twice and keeps it an hour while throttled, then sends it to its on-failure destination;
+/// every schedule retries delivery and names a dead-letter queue its role may send to; the
+/// queue's ARN is an output, for schedules of your own.
+fn check_peak_delivery(t: &Template) -> Vec<String> {
+    let mut problems = Vec::new();
+    let number = |v: Option<&serde_yaml::Value>| {
+        v.and_then(template::scalar)
+            .and_then(|s| s.parse::<u64>().ok())
+    };
+    let Some(tick) = t
+        .functions()
+        .into_iter()
+        .find(|f| f.binary.as_deref() == Some("headroom-tick"))
+    else {
+        return vec!["no function builds headroom-tick".to_owned()];
+    };
+    let invoke = t
+        .resource(&tick.logical_id)
+        .and_then(|r| r.get("Properties"))
+        .and_then(|p| p.get("EventInvokeConfig"));
+    let retries = number(invoke.and_then(|c| c.get("MaximumRetryAttempts")));
+    if retries != Some(PEAK_FUNCTION_RETRIES) {
+        problems.push(format!(
+            "{}: EventInvokeConfig.MaximumRetryAttempts is {retries:?}: explicit peaks (invoked asynchronously by the \
+             Scheduler) need {PEAK_FUNCTION_RETRIES}, Lambda's maximum",
+            tick.logical_id
+        ));
+    }
+    let age = number(invoke.and_then(|c| c.get("MaximumEventAgeInSeconds")));
+    if age.is_none_or(|a| a < PEAK_MIN_EVENT_AGE_S) {
+        problems.push(format!(
+            "{}: EventInvokeConfig.MaximumEventAgeInSeconds is {age:?}: an explicit peak must survive at least \
+             {PEAK_MIN_EVENT_AGE_S} s of throttling",
+            tick.logical_id
+        ));
+    }
+    let queues: BTreeSet<String> = t
+        .resources()
+        .into_iter()
+        .filter(|(_, r)| r.get("Type").and_then(|v| v.as_str()) == Some("AWS::SQS::Queue"))
+        .map(|(id, _)| id)
+        .collect();
+    let on_failure = invoke
+        .and_then(|c| c.get("DestinationConfig"))
+        .and_then(|d| d.get("OnFailure"))
+        .and_then(|o| o.get("Destination"))
+        .and_then(template::get_att_resource);
+    if !on_failure.as_ref().is_some_and(|q| queues.contains(q)) {
+        problems.push(format!(
+            "{}: EventInvokeConfig.DestinationConfig.OnFailure must send failed peaks to an SQS queue of this template",
+            tick.logical_id
+        ));
+    }
+    for (id, r) in t
+        .resources()
+        .into_iter()
+        .filter(|(_, r)| r.get("Type").and_then(|v| v.as_str()) == Some("AWS::Scheduler::Schedule"))
+    {
+        let target = r.get("Properties").and_then(|p| p.get("Target"));
+        let retry = target.and_then(|t| t.get("RetryPolicy"));
+        let attempts = number(retry.and_then(|p| p.get("MaximumRetryAttempts")));
+        if attempts.is_none_or(|a| a < PEAK_MIN_SCHEDULER_RETRIES) {
+            problems.push(format!(
+                "{id}: Target.RetryPolicy.MaximumRetryAttempts is {attempts:?}: give peak delivery at least \
+                 {PEAK_MIN_SCHEDULER_RETRIES} retries (185 at most)"
+            ));
+        }
+        let age = number(retry.and_then(|p| p.get("MaximumEventAgeInSeconds")));
+        if age.is_none_or(|a| a < PEAK_MIN_EVENT_AGE_S) {
+            problems.push(format!(
+                "{id}: Target.RetryPolicy.MaximumEventAgeInSeconds is {age:?}: at least {PEAK_MIN_EVENT_AGE_S}"
+            ));
+        }
+        let dlq = target
+            .and_then(|t| t.get("DeadLetterConfig"))
+            .and_then(|d| d.get("Arn"))
+            .and_then(template::get_att_resource);
+        let Some(dlq) = dlq.filter(|q| queues.contains(q)) else {
+            problems.push(format!(
+                "{id}: Target.DeadLetterConfig.Arn must be !GetAtt <an SQS queue of this template>.Arn: an undeliverable \
+                 peak would be lost"
+            ));
+            continue;
+        };
+        let role = target
+            .and_then(|t| t.get("RoleArn"))
+            .and_then(template::get_att_resource);
+        let may_send = role.as_ref().is_some_and(|role| {
+            t.statements().iter().any(|s| {
+                s.resource == *role
+                    && s.effect == "Allow"
+                    && s.actions.iter().any(|a| a == "sqs:SendMessage")
+                    && s.resources
+                        .iter()
+                        .any(|r| template::get_att_resource(r).as_deref() == Some(dlq.as_str()))
+            })
+        });
+        if !may_send {
+            problems.push(format!(
+                "{id}: the schedule's role {role:?} may not sqs:SendMessage to its dead-letter queue {dlq}"
+            ));
+        }
+    }
+    let dlq_output = t
+        .doc
+        .get("Outputs")
+        .and_then(|o| o.as_mapping())
+        .is_some_and(|m| {
+            m.values().any(|o| {
+                o.get("Value")
+                    .and_then(template::get_att_resource)
+                    .is_some_and(|q| queues.contains(&q))
+            })
+        });
+    if !dlq_output {
+        problems.push(
+            "no output gives the failed-events queue's ARN (DeadLetterConfig of your own peak schedules)".to_owned(),
+        );
     }
     problems
 }
@@ -1362,5 +1684,112 @@ fn a_peak_schedule_input_the_tick_refuses_fails() {
     assert_fails(
         &check_peak_schedule(&t),
         &["ExamplePeakSchedule", "would refuse Target.Input"],
+    );
+}
+
+#[test]
+fn explicit_peaks_without_their_retries_or_dead_letter_queue_fail() {
+    let t = doctored(|doc| {
+        let tick = &mut doc["Resources"]["TickFunction"]["Properties"]["EventInvokeConfig"];
+        tick["MaximumRetryAttempts"] = 1.into();
+        tick["MaximumEventAgeInSeconds"] = 300.into();
+        let target = doc["Resources"]["ExamplePeakSchedule"]["Properties"]["Target"]
+            .as_mapping_mut()
+            .expect("schedule target");
+        target.remove("DeadLetterConfig");
+        target.insert(
+            "RetryPolicy".into(),
+            serde_yaml::from_str("{MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600}")
+                .expect("yaml"),
+        );
+    });
+    let problems = check_peak_delivery(&t);
+    assert_fails(
+        &problems,
+        &["TickFunction", "MaximumRetryAttempts is Some(1)"],
+    );
+    assert_fails(
+        &problems,
+        &["TickFunction", "MaximumEventAgeInSeconds is Some(300)"],
+    );
+    assert_fails(&problems, &["ExamplePeakSchedule", "DeadLetterConfig.Arn"]);
+    assert_fails(
+        &problems,
+        &["ExamplePeakSchedule", "MaximumRetryAttempts is Some(10)"],
+    );
+    // And the template as it is passes.
+    let ok = check_peak_delivery(&load_template());
+    assert!(ok.is_empty(), "{}", report(&ok));
+}
+
+#[test]
+fn a_function_allowed_transact_write_items_or_calling_save_plan_fails() {
+    // GIVEN the tick role allowed TransactWriteItems again
+    let code = load_code();
+    let role = tick_role(&load_template());
+    let t = doctored(|doc| {
+        let policies = doc["Resources"][role.as_str()]["Properties"]["Policies"]
+            .as_sequence_mut()
+            .expect("policies");
+        let code_policy = policies
+            .iter_mut()
+            .find(|p| p["PolicyName"].as_str() == Some("code"))
+            .expect("code policy");
+        let read = code_policy["PolicyDocument"]["Statement"]
+            .as_sequence_mut()
+            .expect("statements")
+            .iter_mut()
+            .find(|s| s["Sid"].as_str() == Some("ReadState"))
+            .expect("the ReadState statement");
+        read["Action"]
+            .as_sequence_mut()
+            .expect("actions")
+            .push("dynamodb:TransactWriteItems".into());
+    });
+    assert_fails(
+        &check_template(&code, &t),
+        &["allows dynamodb:TransactWriteItems", "headroom plan apply"],
+    );
+    // AND, apart, a function that stores a plan
+    let mut code = load_code();
+    let tick = code
+        .functions
+        .iter_mut()
+        .find(|f| f.crate_name == "headroom-tick")
+        .expect("tick");
+    tick.files.push(Masked::from_text(
+        Path::new("functions/tick/src/sneak.rs"),
+        "async fn sneak<S: StateStore>(s: &S, p: &StoredPlan) { let _ = s.save_plan(p, 1).await; }\n",
+    ));
+    assert_fails(
+        &check_kept_from_functions(&code),
+        &["sneak.rs calls save_plan", "dynamodb:TransactWriteItems"],
+    );
+    // AND the code as it is passes
+    let ok = check_kept_from_functions(&load_code());
+    assert!(ok.is_empty(), "{}", report(&ok));
+}
+
+#[test]
+fn a_put_item_on_the_whole_table_or_alarms_beyond_scaling_policies_fail() {
+    let t = doctored_text(
+        "                  ForAllValues:StringLike:\n                    dynamodb:LeadingKeys: [\"TARGET#*\"]",
+        "                  ForAllValues:StringLike:\n                    dynamodb:LeadingKeys: [\"*\"]",
+    );
+    assert_fails(
+        &check_iam_hygiene(&t),
+        &[
+            "TickRole",
+            "dynamodb:PutItem must carry the condition",
+            "LeadingKeys",
+        ],
+    );
+    let t = doctored_text(":alarm:TargetTracking*", ":alarm:*");
+    assert_fails(
+        &check_iam_hygiene(&t),
+        &[
+            "cloudwatch:DeleteAlarms may only name alarms",
+            "TargetTracking*",
+        ],
     );
 }
