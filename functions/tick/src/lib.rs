@@ -4,4 +4,4 @@
 pub mod handler;
 pub mod operations;
 
-pub use handler::{handle, HandlerError, Outcome};
+pub use handler::{handle, handle_with_metrics, HandlerError, Outcome};

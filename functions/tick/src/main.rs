@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use headroom_adapters::{
-    AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
+    AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
 use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
@@ -17,12 +17,20 @@ async fn main() -> Result<(), Error> {
     let aas = AasScalingTargets::new(clients.aas.clone());
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
+    let metrics = CloudWatchDemand::new(clients.cloudwatch.clone());
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
-        let (aas, store, capacity) = (&aas, &store, &capacity);
+        let (aas, store, capacity, metrics) = (&aas, &store, &capacity, &metrics);
         async move {
-            let result =
-                headroom_tick::handle(aas, store, capacity, &event.payload, Utc::now()).await;
+            let result = headroom_tick::handle_with_metrics(
+                aas,
+                store,
+                capacity,
+                Some(metrics),
+                &event.payload,
+                Utc::now(),
+            )
+            .await;
             respond(result, &event.context.request_id, Caller::Asynchronous)
         }
     }))

@@ -5,11 +5,14 @@
 //! IAM policy in infra/template.yaml allows these operations and nothing else (apart from what
 //! Application Auto Scaling requires of a RegisterScalableTarget caller, listed there apart).
 
-use headroom_adapters::{adapter, AasScalingTargets, DynamoStateStore, SageMakerCapacity};
+use headroom_adapters::{
+    adapter, AasScalingTargets, CloudWatchDemand, DynamoStateStore, SageMakerCapacity,
+};
 
 /// Every adapter this function builds.
 pub const ADAPTERS: &[(&str, &[&str])] = &[
     adapter!(AasScalingTargets),
     adapter!(DynamoStateStore),
     adapter!(SageMakerCapacity),
+    adapter!(CloudWatchDemand),
 ];

@@ -146,6 +146,7 @@ pub struct Clients {
     pub aas: aws_sdk_applicationautoscaling::Client,
     pub dynamo: aws_sdk_dynamodb::Client,
     pub sagemaker: aws_sdk_sagemaker::Client,
+    pub cloudwatch: aws_sdk_cloudwatch::Client,
 }
 
 impl Clients {
@@ -154,6 +155,7 @@ impl Clients {
             aas: aws_sdk_applicationautoscaling::Client::new(config),
             dynamo: aws_sdk_dynamodb::Client::new(config),
             sagemaker: aws_sdk_sagemaker::Client::new(config),
+            cloudwatch: aws_sdk_cloudwatch::Client::new(config),
         }
     }
 

@@ -122,6 +122,17 @@ mod aas_errors {
     }
 }
 
+mod cloudwatch_errors {
+    use super::Transient;
+    use aws_sdk_cloudwatch::operation::get_metric_data::GetMetricDataError;
+
+    // GetMetricData models only InvalidNextToken (permanent); throttling and server faults are
+    // recognised by code and HTTP status in `class_of`.
+    transient! {
+        GetMetricDataError => [];
+    }
+}
+
 mod sagemaker_errors {
     use super::Transient;
     use aws_sdk_sagemaker::operation::{

@@ -6,6 +6,7 @@
 
 pub mod aas;
 pub mod aas_history;
+pub mod cloudwatch;
 pub mod config;
 pub mod dynamo;
 pub mod dynamo_reviews;
@@ -18,6 +19,7 @@ pub mod sagemaker_models;
 mod test_support;
 
 pub use aas::AasScalingTargets;
+pub use cloudwatch::CloudWatchDemand;
 pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
 pub use env::FunctionEnv;

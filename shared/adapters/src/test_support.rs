@@ -41,6 +41,7 @@ macro_rules! mock_client {
 mock_client!(aas_client_with, aws_sdk_applicationautoscaling);
 mock_client!(dynamo_client_with, aws_sdk_dynamodb);
 mock_client!(sagemaker_client_with, aws_sdk_sagemaker);
+mock_client!(cloudwatch_client_with, aws_sdk_cloudwatch);
 
 /// An Application Auto Scaling client answering from any matching rule, one attempt per call.
 pub(crate) fn aas_client(rules: &[&Rule]) -> aws_sdk_applicationautoscaling::Client {

@@ -68,6 +68,25 @@ pub trait DemandHistory: Send + Sync {
     ) -> impl Future<Output = Result<Vec<DemandSeries>, PortError>> + Send;
 }
 
+/// No metrics at all: every target's history is empty (callers that do not refresh forecasts).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoDemand;
+
+impl DemandHistory for NoDemand {
+    async fn demand(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        _to: DateTime<Utc>,
+        period: Span,
+    ) -> Result<Vec<DemandSeries>, PortError> {
+        Ok(targets
+            .iter()
+            .map(|_| DemandSeries::empty(from, period.as_secs()))
+            .collect())
+    }
+}
+
 /// In-memory demand for tests and `headroom explain`; counts its calls.
 #[derive(Debug, Default)]
 pub struct MemoryDemand {

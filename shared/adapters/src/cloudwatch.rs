@@ -1,0 +1,205 @@
+//! CloudWatch behind `headroom_core::metrics_port::DemandHistory`: each target's `Invocations`
+//! history through GetMetricData, one query per target, as many targets per call as the call's
+//! limits allow (500 queries, 100,800 datapoints; the use case chunks), following NextToken.
+
+use std::collections::HashMap;
+
+use aws_sdk_cloudwatch::primitives::DateTime as AwsDateTime;
+use aws_sdk_cloudwatch::types::{Dimension, Metric, MetricDataQuery, MetricStat, ScanBy};
+use aws_sdk_cloudwatch::Client;
+use chrono::{DateTime, Utc};
+use headroom_core::forecast::DemandSeries;
+use headroom_core::metrics_port::{demand_metric, DemandHistory};
+use headroom_core::ports::PortError;
+use headroom_core::{ScalableTargetId, Span};
+
+use crate::error::port_error;
+
+pub struct CloudWatchDemand {
+    client: Client,
+}
+
+impl CloudWatchDemand {
+    /// The AWS operations this adapter's methods call, as IAM names them.
+    pub const OPERATIONS: &'static [&'static str] = &["cloudwatch:GetMetricData"];
+
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+fn aws_time(t: DateTime<Utc>) -> AwsDateTime {
+    AwsDateTime::from_secs(t.timestamp())
+}
+
+impl DemandHistory for CloudWatchDemand {
+    async fn demand(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        period: Span,
+    ) -> Result<Vec<DemandSeries>, PortError> {
+        let secs = period.as_secs().max(60);
+        let queries: Vec<MetricDataQuery> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let m = demand_metric(id);
+                let metric = Metric::builder()
+                    .namespace(m.namespace)
+                    .metric_name(m.name)
+                    .set_dimensions(Some(
+                        m.dimensions
+                            .iter()
+                            .map(|(k, v)| Dimension::builder().name(*k).value(v).build())
+                            .collect(),
+                    ))
+                    .build();
+                MetricDataQuery::builder()
+                    .id(format!("t{i}"))
+                    .metric_stat(
+                        MetricStat::builder()
+                            .metric(metric)
+                            .period(secs as i32)
+                            .stat(m.statistic)
+                            .build(),
+                    )
+                    .return_data(true)
+                    .build()
+            })
+            .collect();
+        let slots = ((to - from).num_seconds() / secs).max(0) as usize;
+        let mut values: Vec<Vec<f32>> = vec![vec![f32::NAN; slots]; targets.len()];
+        let index: HashMap<String, usize> =
+            (0..targets.len()).map(|i| (format!("t{i}"), i)).collect();
+        let mut next_token: Option<String> = None;
+        loop {
+            let out = self
+                .client
+                .get_metric_data()
+                .set_metric_data_queries(Some(queries.clone()))
+                .start_time(aws_time(from))
+                .end_time(aws_time(to))
+                .scan_by(ScanBy::TimestampAscending)
+                .set_next_token(next_token.take())
+                .send()
+                .await
+                .map_err(|e| {
+                    port_error(
+                        format!("read the demand history of {} targets", targets.len()),
+                        e,
+                    )
+                })?;
+            for r in out.metric_data_results() {
+                let Some(&i) = r.id().and_then(|id| index.get(id)) else {
+                    continue;
+                };
+                for (t, v) in r.timestamps().iter().zip(r.values()) {
+                    let k = (t.secs() - from.timestamp()).div_euclid(secs);
+                    if let Some(slot) = usize::try_from(k).ok().and_then(|k| values[i].get_mut(k)) {
+                        // A Sum over the period, as requests per minute.
+                        *slot = (*v / (secs as f64 / 60.0)) as f32;
+                    }
+                }
+            }
+            match out.next_token() {
+                Some(token) if !token.is_empty() => next_token = Some(token.to_owned()),
+                _ => break,
+            }
+        }
+        Ok(values
+            .into_iter()
+            .map(|v| DemandSeries::new(from, secs, v))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    //! moto speaks CloudWatch's Query and JSON protocols, not the RPC v2 CBOR protocol that this
+    //! SDK sends, so the adapter is tested here against aws-smithy-mocks.
+    use super::*;
+    use crate::test_support::cloudwatch_client_with;
+    use aws_sdk_cloudwatch::operation::get_metric_data::GetMetricDataOutput;
+    use aws_sdk_cloudwatch::types::MetricDataResult;
+    use aws_smithy_mocks::{mock, RuleMode};
+    use headroom_core::ports::ErrorClass;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    fn result(id: &str, points: &[(&str, f64)]) -> MetricDataResult {
+        points
+            .iter()
+            .fold(MetricDataResult::builder().id(id), |b, (at, v)| {
+                b.timestamps(aws_time(t(at))).values(*v)
+            })
+            .build()
+    }
+
+    #[tokio::test]
+    async fn pages_are_joined_and_sums_become_requests_per_minute() {
+        // GIVEN two pages: the first with target 0's 08:00 period, the second with its 08:10
+        // period and target 1's 08:05
+        let first = mock!(Client::get_metric_data)
+            .match_requests(|r| r.next_token().is_none())
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result("t0", &[("2026-03-02T08:00:00Z", 1500.0)]))
+                    .next_token("page-2")
+                    .build()
+            });
+        let second = mock!(Client::get_metric_data)
+            .match_requests(|r| r.next_token() == Some("page-2"))
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result("t0", &[("2026-03-02T08:10:00Z", 300.0)]))
+                    .metric_data_results(result("t1", &[("2026-03-02T08:05:00Z", 50.0)]))
+                    .build()
+            });
+        let client = cloudwatch_client_with(&[&first, &second], RuleMode::MatchAny, 1);
+        let ids = [
+            ScalableTargetId::variant("shop", "AllTraffic").unwrap(),
+            ScalableTargetId::component("chat-ic").unwrap(),
+        ];
+        // WHEN 08:00-08:15 is read at 5 minutes
+        let series = CloudWatchDemand::new(client)
+            .demand(
+                &ids,
+                t("2026-03-02T08:00:00Z"),
+                t("2026-03-02T08:15:00Z"),
+                Span::minutes(5),
+            )
+            .await
+            .unwrap();
+        // THEN each target has three periods, Sums divided by 5 minutes, gaps missing
+        assert_eq!(first.num_calls() + second.num_calls(), 2);
+        assert_eq!(series[0].values[0], 300.0);
+        assert!(series[0].values[1].is_nan());
+        assert_eq!(series[0].values[2], 60.0);
+        assert!(series[1].values[0].is_nan());
+        assert_eq!(series[1].values[1], 10.0);
+    }
+
+    #[tokio::test]
+    async fn a_server_error_is_retryable() {
+        // (The body is not CBOR, so the code is not read: the 503 status classifies it.)
+        let throttled = mock!(Client::get_metric_data).then_http_response(|| {
+            crate::test_support::json_error(503, "ServiceUnavailable", "try later")
+        });
+        let client = cloudwatch_client_with(&[&throttled], RuleMode::MatchAny, 1);
+        let err = CloudWatchDemand::new(client)
+            .demand(
+                &[ScalableTargetId::variant("shop", "AllTraffic").unwrap()],
+                t("2026-03-02T08:00:00Z"),
+                t("2026-03-02T09:00:00Z"),
+                Span::minutes(5),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.class, ErrorClass::Retryable, "{err}");
+    }
+}
