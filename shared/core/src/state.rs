@@ -9,12 +9,15 @@ use serde::{Deserialize, Serialize};
 use crate::claim::{Claim, ClaimSource};
 use crate::decide::Bounds;
 use crate::ids::ScalableTargetId;
+use crate::log::LogEntry;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
 /// covers EventBridge's and Lambda's retry windows with room to spare.
 pub const SEEN_EVENT_TTL_HOURS: i64 = 24;
 /// At most this many keys are kept per target; the oldest go first.
 pub const SEEN_EVENTS_KEPT: usize = 200;
+/// How many earlier applied bounds are remembered (`TargetState::earlier_applied`).
+pub const EARLIER_APPLIED_KEPT: usize = 4;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetState {
@@ -52,6 +55,18 @@ pub struct TargetState {
     /// Fingerprint of the model identity in force (the deployment watcher keeps it current).
     #[serde(default)]
     pub model: Option<String>,
+    /// Bounds headroom stored before `last_applied`, and those AAS held when headroom changed
+    /// them, newest last (at most [`EARLIER_APPLIED_KEPT`]). The state is written before AAS is
+    /// called, so AAS may still show one of them (a register that failed, or a slow one that
+    /// landed late): that is headroom's own doing, re-applied, never reported as drift. (A hand
+    /// edit to exactly one of them is restored all the same, only without a drift record.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_applied: Vec<Bounds>,
+    /// Decision-log records stored with the state write that applied their decision, until
+    /// they are appended to the log: a run that finds one here (an append that failed) appends
+    /// it (the same entry again is the same record) and clears it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_log: Vec<LogEntry>,
     /// Extension room for features that keep small per-target facts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
@@ -181,6 +196,8 @@ impl TargetState {
             wake_latencies,
             lead_samples,
             model,
+            earlier_applied,
+            pending_log,
             notes,
         } = self;
         *claims == other.claims
@@ -194,6 +211,8 @@ impl TargetState {
             && *wake_latencies == other.wake_latencies
             && *lead_samples == other.lead_samples
             && *model == other.model
+            && *earlier_applied == other.earlier_applied
+            && *pending_log == other.pending_log
             && *notes == other.notes
     }
 }
@@ -258,6 +277,14 @@ mod tests {
                 source: "aas-activity".into(),
             }],
             model: Some("fp-1".into()),
+            earlier_applied: vec![Bounds { min: 1, ..bounds }],
+            pending_log: vec![LogEntry {
+                target: "endpoint/chat/variant/AllTraffic"
+                    .parse()
+                    .expect("valid id"),
+                at: t("2026-03-14T09:00:00Z"),
+                body: serde_json::json!({"trigger": "tick"}),
+            }],
             notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
         }
     }
@@ -272,7 +299,7 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 12] = [
+        let changes: [Change; 14] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
@@ -284,6 +311,8 @@ mod tests {
             ("wake_latencies", |s| s.wake_latencies.clear()),
             ("lead_samples", |s| s.lead_samples.clear()),
             ("model", |s| s.model = Some("fp-2".into())),
+            ("earlier_applied", |s| s.earlier_applied.clear()),
+            ("pending_log", |s| s.pending_log.clear()),
             ("notes", |s| s.notes.clear()),
         ];
         for (field, change) in changes {
