@@ -33,7 +33,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
-use crate::plan::{alarm_matches, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
+use crate::plan::{alarm_matches, AlarmArn, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
 use crate::state::{AlarmMark, TargetState, WakeLatency};
 
 /// `TargetState::notes` key holding, per alarm name, the last instant the alarm was known to be
@@ -540,7 +540,9 @@ fn candidates<'a>(
     state: &'a TargetState,
 ) -> impl Iterator<Item = (&'a String, AlarmState, DateTime<Utc>, Option<DateTime<Utc>>)> + 'a {
     state.alarm_marks.iter().filter_map(move |(name, mark)| {
-        let by_name = alarms.iter().any(|a| alarm_matches(a, name, None));
+        // Marks are keyed by alarm name, and a mark exists only for a transition the routing
+        // accepted (which checked the ARN): here an ARN entry stands for its name.
+        let by_name = alarms.iter().any(|a| configured_name(a) == name);
         let by_metric =
             || alarm_metric(state, name).is_some_and(|m| metrics.iter().any(|x| x == m));
         if !by_name && !by_metric() {
@@ -549,6 +551,11 @@ fn candidates<'a>(
         let s = mark.state.parse::<AlarmState>().ok()?;
         Some((name, s, mark.at, last_in_alarm(state, name)))
     })
+}
+
+/// The alarm name of a plan entry: the entry itself, or the name part of an ARN.
+fn configured_name(configured: &str) -> &str {
+    AlarmArn::parse(configured).map_or(configured, |arn| arn.name)
 }
 
 fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {

@@ -25,6 +25,7 @@ pub mod ports;
 pub mod reconcile;
 pub mod review;
 pub mod state;
+pub mod text;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};
