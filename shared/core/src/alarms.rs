@@ -745,6 +745,29 @@ fn winning_alarm(
     )
 }
 
+/// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
+pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<String> {
+    let guard = target.guard.as_ref().and_then(|p| {
+        winning_alarm(
+            &p.alarms,
+            &p.metrics,
+            state,
+            p.max_duration.to_chrono(),
+            p.hold.to_chrono(),
+        )
+    });
+    let wake = target.wake.as_ref().and_then(|p| {
+        winning_alarm(
+            &p.alarms,
+            &p.metrics,
+            state,
+            p.max_duration.to_chrono(),
+            p.quiet_period.to_chrono(),
+        )
+    });
+    guard.into_iter().chain(wake).map(|c| c.alarm).collect()
+}
+
 /// The role's claim as the alarm facts in `state` say it should be (`None`: no claim).
 pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -> Option<Claim> {
     match role {

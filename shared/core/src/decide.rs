@@ -144,6 +144,7 @@ pub fn decide(
 ) -> Decision {
     let mut next = state.clone();
     next.prune(now);
+    crate::alarm_prune::prune_alarm_facts(target, &mut next, now);
     let claims = live_claims(target, &next.claims, lead_time, now);
     let (desired, winner) = arbitrate(target, &claims);
     let mut reasons = Vec::new();

@@ -5,6 +5,7 @@
 //! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`,
 //! `review.rs`, `identity.rs` and `lead_samples.rs`. None of these does I/O.
 
+pub mod alarm_prune;
 pub mod alarms;
 pub mod capacity_port;
 pub mod claim;

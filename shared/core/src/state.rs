@@ -86,6 +86,31 @@ pub fn take_state(
         .unwrap_or_default()
 }
 
+/// Idempotency keys up to this length are stored as they are (event ids, peak keys); a longer
+/// one (an alarm ARN with its state and time) is stored as a hash, so that the
+/// [`SEEN_EVENTS_KEPT`] keys of a target stay a few kilobytes.
+const KEY_KEPT_WHOLE: usize = 64;
+
+fn compact_key(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.len() <= KEY_KEPT_WHOLE {
+        return std::borrow::Cow::Borrowed(key);
+    }
+    // Two FNV-1a 64-bit hashes with different offsets (stable across builds): 128 bits, so two
+    // different keys do not collide in practice. Keys stored before this change stay as they
+    // were and simply age out.
+    let fnv = |seed: u64| {
+        key.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    std::borrow::Cow::Owned(format!(
+        "h:{:016x}{:016x}:{}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x6c62_272e_07bb_0142),
+        key.len()
+    ))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pause {
     pub until: DateTime<Utc>,
@@ -148,15 +173,17 @@ impl TargetState {
     }
 
     pub fn has_seen(&self, key: &str, now: DateTime<Utc>) -> bool {
+        let key = compact_key(key);
         self.seen_events
             .iter()
             .any(|e| e.key == key && e.until > now)
     }
 
     pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {
+        let key = compact_key(key);
         self.seen_events.retain(|e| e.key != key);
         self.seen_events.push(SeenEvent {
-            key: key.to_owned(),
+            key: key.into_owned(),
             until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
         });
         if self.seen_events.len() > SEEN_EVENTS_KEPT {
