@@ -352,6 +352,8 @@ impl World {
                     .retry_partition(partition)
                     .build(),
             ),
+            // The suite's tick runs without forecasts (moto cannot serve the CBOR protocol).
+            cloudwatch: aws_sdk_cloudwatch::Client::new(&config),
         }
     }
 

@@ -389,3 +389,32 @@ async fn the_decision_log_reads_newest_first_and_skips_expired_items() {
         (now - Duration::hours(3) + Duration::days(30)).timestamp()
     );
 }
+
+#[tokio::test]
+async fn a_pending_record_appended_again_after_a_round_trip_through_the_state_is_one_record() {
+    // GIVEN a decision-log record appended once, and the same record as it comes back from a
+    // stored state's pending list (issue 11, item 3: the next run flushes it again)
+    let store = store().await;
+    let id = variant(&unique("pending"));
+    let now = Utc::now().trunc_subsecs(3);
+    let entry =
+        headroom_core::log::LogEntry::of(&record(&id, now, "peak-event:e-1")).expect("entry");
+    store.append_log_entry(&entry).await.expect("append");
+    let mut state = TargetState::default();
+    state.pending_log.push(entry);
+    store.save_state(&id, &state, "t-1").await.expect("save");
+    let loaded = store
+        .load_states(std::slice::from_ref(&id))
+        .await
+        .expect("load")
+        .remove(0)
+        .1;
+    // WHEN the pending copy is appended again
+    store
+        .append_log_entry(&loaded.pending_log[0])
+        .await
+        .expect("append again");
+    // THEN the log holds one record
+    let log = store.recent_log(&id, 10).await.expect("read");
+    assert_eq!(log.len(), 1, "{log:#?}");
+}

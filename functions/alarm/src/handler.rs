@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use headroom_core::alarms::{
-    apply_transition, idempotency_key, route, wake_already_served, AlarmRole, AlarmTransition,
+    apply_transition, beyond_skew, idempotency_key, route, route_in, wake_already_served,
+    AlarmRole, AlarmTransition, Home,
 };
 use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::ports::{PortError, ScalingTargets, StateStore};
 use headroom_core::reconcile::{load_plan, reconcile_named, EventChange, ReconcileError};
+use headroom_core::text::cut;
 use headroom_core::{ScalableTargetId, TargetPlan, TargetState};
 use headroom_events::{parse_trigger, EventError, Trigger};
 use serde::Serialize;
@@ -32,6 +34,12 @@ pub enum HandlerError {
         #[source]
         source: PortError,
     },
+    /// A transition headroom will not act on: from another account or region the plan does not
+    /// name, or stamped too far in the future.
+    #[error("alarm transition refused: {reason}")]
+    Refused { reason: String },
+    #[error("this function cannot tell its own account and region from its ARN {arn:?}: alarm events are refused until it can")]
+    UnknownHome { arn: String },
     #[error("{failed} of {total} targets of alarm {alarm} failed with retryable errors: {first}")]
     Incomplete {
         alarm: String,
@@ -46,7 +54,10 @@ impl HandlerError {
     /// the event); permanent ones are answered as rejected, since a retry would fail the same way.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::BadEvent(_) | Self::WrongFunction { .. } => false,
+            Self::BadEvent(_)
+            | Self::WrongFunction { .. }
+            | Self::Refused { .. }
+            | Self::UnknownHome { .. } => false,
             Self::Plan(e) => e.is_retryable(),
             Self::Capacity { source, .. } => source.is_retryable(),
             Self::Incomplete { .. } => true,
@@ -125,13 +136,38 @@ pub fn alarm_change<'a>(
     }
 }
 
-/// Handles one event at `now` against the given ports.
+/// Handles one event at `now` against the given ports, without checking where it comes from
+/// (`headroom explain`, tests); the Lambda uses [`handle_in`].
 pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     aas: &A,
     store: &S,
     capacity: &C,
     event: &serde_json::Value,
     now: DateTime<Utc>,
+) -> Result<AlarmReport, HandlerError> {
+    handle_from(aas, store, capacity, event, now, None).await
+}
+
+/// Handles one event at `now` for the function running in `home`: a transition from another
+/// account or region is refused unless the plan names its alarm by ARN.
+pub async fn handle_in<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
+    aas: &A,
+    store: &S,
+    capacity: &C,
+    event: &serde_json::Value,
+    now: DateTime<Utc>,
+    home: &Home,
+) -> Result<AlarmReport, HandlerError> {
+    handle_from(aas, store, capacity, event, now, Some(home)).await
+}
+
+async fn handle_from<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
+    aas: &A,
+    store: &S,
+    capacity: &C,
+    event: &serde_json::Value,
+    now: DateTime<Utc>,
+    home: Option<&Home>,
 ) -> Result<AlarmReport, HandlerError> {
     let t = match parse_trigger(event)? {
         Trigger::Alarm(t) => t,
@@ -156,7 +192,23 @@ pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
         rejected: Vec::new(),
     };
     let (_, plan) = load_plan(store).await.map_err(HandlerError::Plan)?;
-    let routes = routes_by_target(route(&plan, &t));
+    let routes = match home {
+        None => route(&plan, &t),
+        Some(home) => match route_in(&plan, &t, home) {
+            (_, Some(reason)) => {
+                tracing::warn!(alarm = %cut(&t.alarm_name), decision = "refuse", reason = %reason, "alarm transition refused");
+                return Err(HandlerError::Refused { reason });
+            }
+            (routes, None) => routes,
+        },
+    };
+    // Only an alarm that matters here is checked against the clock: one the plan does not name
+    // is "not ours" whatever its time.
+    if let Some(reason) = beyond_skew(&t, now).filter(|_| !routes.is_empty()) {
+        tracing::warn!(alarm = %cut(&t.alarm_name), at = %t.at, decision = "refuse", reason = %reason, "alarm transition refused");
+        return Err(HandlerError::Refused { reason });
+    }
+    let routes = routes_by_target(routes);
     if routes.is_empty() {
         tracing::info!(alarm = %t.alarm_name, state = %t.state, decision = "ignore", reason = "the plan names no target for this alarm", "alarm not ours");
         report.not_ours = true;
@@ -417,5 +469,108 @@ mod tests {
             run(&w, &fixture("alarms/eventbridge-burst-alarm.json"), now()).expect_err("no plan");
         assert!(!err.is_retryable());
         assert!(err.to_string().contains("headroom plan apply"), "{err}");
+    }
+
+    fn home() -> Home {
+        Home::from_function_arn("arn:aws:lambda:us-east-1:123456789012:function:headroom-alarm")
+            .expect("a function ARN")
+    }
+
+    fn run_in(
+        w: &World,
+        event: &serde_json::Value,
+        at: DateTime<Utc>,
+    ) -> Result<AlarmReport, HandlerError> {
+        block_on(handle_in(&w.aas, &w.store, &w.capacity, event, at, &home()))
+    }
+
+    /// The composite fixture (named by ARN in the plan) as if sent from another account/region.
+    fn composite_from(account: &str, region: &str) -> serde_json::Value {
+        let mut ev = fixture("alarms/eventbridge-composite-alarm.json");
+        ev["account"] = account.into();
+        ev["region"] = region.into();
+        ev["resources"] = serde_json::json!([format!(
+            "arn:aws:cloudwatch:{region}:{account}:alarm:headroom-chat-prod-burst-composite"
+        )]);
+        ev
+    }
+
+    #[test]
+    fn an_alarm_from_another_account_or_region_is_refused_without_any_mutation() {
+        for (account, region) in [("999999999999", "eu-west-1"), ("123456789012", "eu-west-1")] {
+            let w = world();
+            // GIVEN a same-named alarm from elsewhere, by ARN and by name
+            let mut by_name = fixture("alarms/eventbridge-burst-alarm.json");
+            by_name["account"] = account.into();
+            by_name["region"] = region.into();
+            by_name["resources"] = serde_json::json!([]);
+            for ev in [composite_from(account, region), by_name] {
+                // WHEN the function in 123456789012/us-east-1 receives it
+                let err = run_in(&w, &ev, now()).expect_err("refused");
+                // THEN it is refused permanently, naming both origins, and nothing changes
+                assert!(!err.is_retryable(), "{err}");
+                assert!(err.to_string().contains(account), "{err}");
+                assert!(err.to_string().contains("123456789012"), "{err}");
+            }
+            assert_eq!(w.aas.calls.mutations() + w.store.calls.mutations(), 0);
+            assert_eq!(
+                w.aas
+                    .get(&id("endpoint/chat-prod/variant/AllTraffic"))
+                    .map(|o| o.min),
+                Some(2)
+            );
+        }
+    }
+
+    #[test]
+    fn an_alarm_from_home_still_acts_and_a_foreign_one_the_plan_names_by_arn_is_accepted() {
+        let w = world();
+        let report =
+            run_in(&w, &fixture("alarms/eventbridge-burst-alarm.json"), now()).expect("handled");
+        assert_eq!(report.targets[0].min, 7);
+
+        // GIVEN a plan that names a foreign alarm by its ARN
+        let foreign =
+            "arn:aws:cloudwatch:eu-west-1:999999999999:alarm:headroom-chat-prod-burst-composite";
+        let text = plan_text().replace(
+            "arn:aws:cloudwatch:us-east-1:123456789012:alarm:headroom-chat-prod-burst-composite",
+            foreign,
+        );
+        assert!(text.contains(foreign));
+        let w = World {
+            store: MemoryStateStore::default().with_plan(&text),
+            ..world()
+        };
+        let report = run_in(&w, &composite_from("999999999999", "eu-west-1"), now())
+            .expect("the plan names it");
+        assert_eq!(report.targets.len(), 1, "{report:?}");
+    }
+
+    #[test]
+    fn a_transition_a_few_minutes_ahead_of_our_clock_is_within_the_skew() {
+        let w = world();
+        // 09:42:31 is 4.5 minutes after 09:38: CloudWatch's clock may run ahead of ours.
+        let at: DateTime<Utc> = "2026-03-14T09:38:00Z".parse().expect("time");
+        run(&w, &fixture("alarms/eventbridge-burst-alarm.json"), at).expect("accepted");
+    }
+
+    #[test]
+    fn a_future_dated_alarm_is_refused_and_does_not_silence_the_real_ones() {
+        let w = world();
+        let chat = id("endpoint/chat-prod/variant/AllTraffic");
+        // GIVEN an ALARM stamped 2036
+        let mut forged = fixture("alarms/eventbridge-burst-alarm.json");
+        forged["id"] = "forged-2036".into();
+        forged["detail"]["state"]["timestamp"] = "2036-03-14T09:42:31.412+0000".into();
+        let err = run(&w, &forged, now()).expect_err("refused");
+        assert!(!err.is_retryable());
+        assert!(err.to_string().contains("2036-03-14T09:42:31Z"), "{err}");
+        assert_eq!(w.aas.calls.mutations() + w.store.calls.mutations(), 0);
+        // WHEN the real ALARM arrives
+        let report =
+            run(&w, &fixture("alarms/eventbridge-burst-alarm.json"), now()).expect("handled");
+        // THEN it applies
+        assert_eq!(report.targets[0].min, 7);
+        assert!(w.store.state(&chat).claim(&ClaimSource::Guard).is_some());
     }
 }

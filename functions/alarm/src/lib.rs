@@ -4,4 +4,4 @@
 pub mod handler;
 pub mod operations;
 
-pub use handler::{handle, AlarmReport, HandlerError, TargetReport};
+pub use handler::{handle, handle_in, AlarmReport, HandlerError, TargetReport};

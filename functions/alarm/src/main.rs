@@ -5,6 +5,7 @@ use chrono::Utc;
 use headroom_adapters::{
     AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
+use headroom_core::alarms::Home;
 use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
@@ -21,8 +22,23 @@ async fn main() -> Result<(), Error> {
     lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
         let (aas, store, capacity) = (&aas, &store, &capacity);
         async move {
-            let result =
-                headroom_alarm::handle(aas, store, capacity, &event.payload, Utc::now()).await;
+            // The function's own account and region: alarm events from elsewhere are refused
+            // unless the plan names them by ARN.
+            let arn = &event.context.invoked_function_arn;
+            let result = match Home::from_function_arn(arn) {
+                Some(home) => {
+                    headroom_alarm::handle_in(
+                        aas,
+                        store,
+                        capacity,
+                        &event.payload,
+                        Utc::now(),
+                        &home,
+                    )
+                    .await
+                }
+                None => Err(headroom_alarm::HandlerError::UnknownHome { arn: arn.clone() }),
+            };
             // Both the EventBridge rule and the alarm action invoke asynchronously.
             respond(result, &event.context.request_id, Caller::Asynchronous)
         }

@@ -360,6 +360,9 @@ where
         observer: &mut Observer<'_, E>,
     ) -> Result<Vec<&'p TargetPlan>, DeployError> {
         let mut out = Vec::new();
+        // Components are described only when this endpoint can host them: an event about one
+        // endpoint touches only the targets on it (issue 11, item 11).
+        let mut hosts_components = None;
         for t in &plan.targets {
             if !only.allows(&t.id) {
                 continue;
@@ -367,7 +370,14 @@ where
             let on_endpoint = match &t.id {
                 ScalableTargetId::Variant { endpoint: e, .. } => e == endpoint,
                 ScalableTargetId::InferenceComponent(_) => {
-                    observer.endpoint_of(&t.id).await?.as_deref() == Some(endpoint.as_str())
+                    let hosts = match hosts_components {
+                        Some(h) => h,
+                        None => {
+                            *hosts_components.insert(observer.may_host_components(endpoint).await?)
+                        }
+                    };
+                    hosts
+                        && observer.endpoint_of(&t.id).await?.as_deref() == Some(endpoint.as_str())
                 }
             };
             if on_endpoint {
@@ -487,13 +497,6 @@ where
                 );
             }
         }
-        if let Some(to_store) = merge_for_storage(stored.as_ref(), &identity) {
-            self.reviews
-                .save_identity(id, &to_store)
-                .await
-                .map_err(port(id, "store the model identity"))?;
-        }
-
         // Measurements are best effort: a missing permission or moto's missing operation must
         // not stop the identity check; the next event measures again.
         let activities: Vec<ScalingActivity> = match self.history.activities(id).await {
@@ -553,6 +556,16 @@ where
             Some(&change),
         )
         .await?;
+        // The full identity is stored only once the state holds its fingerprint: stored first,
+        // a failure in between made the retry take it for the previous identity, and the
+        // fingerprint never reached the state (issue 11, item 2). In this order a retry finds
+        // the fingerprint in force and stores the identity then; storing it twice is harmless.
+        if let Some(to_store) = merge_for_storage(stored.as_ref(), &identity) {
+            self.reviews
+                .save_identity(id, &to_store)
+                .await
+                .map_err(port(id, "store the model identity"))?;
+        }
         report.lead_samples_added = added.load(Ordering::SeqCst);
         report.notes.extend(outcome.notes);
         Ok(report)

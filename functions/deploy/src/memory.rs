@@ -39,6 +39,8 @@ pub struct MemoryEndpoints {
     models: Mutex<BTreeMap<String, ModelView>>,
     components: Mutex<BTreeMap<String, ComponentView>>,
     tags: Mutex<BTreeMap<String, BTreeMap<String, String>>>,
+    /// Inference components whose DescribeInferenceComponent fails (retryable, as throttling).
+    failing_components: Mutex<Vec<String>>,
     pub describes: AtomicUsize,
     pub tag_calls: AtomicUsize,
 }
@@ -58,6 +60,10 @@ impl MemoryEndpoints {
     }
     pub fn remove_endpoint(&self, name: &str) {
         lock(&self.endpoints).remove(name);
+    }
+    /// Makes DescribeInferenceComponent of `name` fail with a retryable error.
+    pub fn fail_component(&self, name: &str) {
+        lock(&self.failing_components).push(name.to_owned());
     }
     /// The tags of the resource with this ARN.
     pub fn tags(&self, arn: &str) -> BTreeMap<String, String> {
@@ -98,6 +104,16 @@ impl Endpoints for MemoryEndpoints {
         name: &ComponentName,
     ) -> Result<Option<ComponentView>, PortError> {
         bump(&self.describes);
+        if lock(&self.failing_components)
+            .iter()
+            .any(|f| f == name.as_str())
+        {
+            return Err(PortError::new(
+                format!("describe inference component {name}"),
+                ErrorClass::Retryable,
+                Injected("injected throttling".into()),
+            ));
+        }
         Ok(lock(&self.components).get(name.as_str()).cloned())
     }
 

@@ -64,6 +64,23 @@ impl<'a, E: Endpoints> Observer<'a, E> {
         Ok(got)
     }
 
+    /// Whether `endpoint` may host inference components: a variant that hosts them names no
+    /// model in the endpoint config (the components name theirs). An endpoint or config that
+    /// cannot be found may (nothing rules it out). Lets an event about a model-based endpoint
+    /// skip describing every component of the plan, so one component's failures cannot fail it.
+    pub async fn may_host_components(
+        &mut self,
+        endpoint: &EndpointName,
+    ) -> Result<bool, DeployError> {
+        let Some(config_name) = self.endpoint(endpoint).await?.and_then(|e| e.config_name) else {
+            return Ok(true);
+        };
+        Ok(self
+            .config(&config_name)
+            .await?
+            .is_none_or(|c| c.variants.iter().any(|v| v.model_name.is_none())))
+    }
+
     async fn config(&mut self, name: &str) -> Result<Option<EndpointConfigView>, DeployError> {
         if let Some(hit) = self.config_cache.get(name) {
             return Ok(hit.clone());

@@ -795,6 +795,15 @@ min_capacity = 1
 max_capacity = 4
 "#;
     let w = World::new(plan);
+    // An endpoint hosting components names no model in its config's variant.
+    w.endpoints.put_config(EndpointConfigView {
+        name: "chat-prod-config-v7".into(),
+        variants: vec![ConfigVariantView {
+            name: "AllTraffic".into(),
+            model_name: None,
+            instance_type: Some("ml.g5.2xlarge".into()),
+        }],
+    });
     let ic = ComponentName::parse("ic-llama").expect("valid");
     let put = |artifact: &str| {
         w.endpoints.put_component(ComponentView {
@@ -939,4 +948,127 @@ async fn a_redelivered_event_that_finds_a_new_model_still_puts_it_in_force() {
         .expect("handled");
     assert_eq!(r.targets[0].change, "unchanged");
     assert_eq!(w.reviews.all().len(), 1);
+}
+
+/// Issue 11, item 11: an event about chat-prod must not describe an inference component of
+/// another endpoint, so that component's failures cannot fail it.
+#[tokio::test]
+async fn an_event_about_one_endpoint_does_not_touch_components_of_others() {
+    // GIVEN chat-prod (a model-based endpoint) and a component on another endpoint, whose
+    // DescribeInferenceComponent is throttled
+    let plan = format!(
+        "{PLAN}\n[[target]]\nresource_id = \"inference-component/ic-elsewhere\"\nmin_capacity = 1\nmax_capacity = 4\n"
+    );
+    let w = World::new(&plan);
+    w.endpoints.fail_component("ic-elsewhere");
+    // WHEN chat-prod's own event arrives
+    let r = w
+        .handle(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("the other endpoint's component does not fail this event");
+    // THEN it watched chat-prod's variant only
+    let targets: Vec<&str> = r.targets.iter().map(|t| t.target.as_str()).collect();
+    assert_eq!(targets, ["endpoint/chat-prod/variant/AllTraffic"]);
+}
+
+/// A state store whose next state writes fail (throttled), over the world's memory store.
+struct FailingSaves<'a> {
+    inner: &'a MemoryStateStore,
+    fail: std::sync::atomic::AtomicUsize,
+}
+
+impl headroom_core::ports::StateStore for FailingSaves<'_> {
+    async fn load_plan(
+        &self,
+    ) -> Result<Option<headroom_core::ports::StoredPlan>, headroom_core::ports::PortError> {
+        self.inner.load_plan().await
+    }
+    async fn save_plan(
+        &self,
+        plan: &headroom_core::ports::StoredPlan,
+        expected: u64,
+    ) -> Result<headroom_core::ports::SaveOutcome, headroom_core::ports::PortError> {
+        self.inner.save_plan(plan, expected).await
+    }
+    async fn load_states(
+        &self,
+        ids: &[ScalableTargetId],
+    ) -> Result<Vec<(ScalableTargetId, headroom_core::TargetState)>, headroom_core::ports::PortError>
+    {
+        self.inner.load_states(ids).await
+    }
+    async fn save_state(
+        &self,
+        id: &ScalableTargetId,
+        state: &headroom_core::TargetState,
+        token: &str,
+    ) -> Result<headroom_core::ports::SaveOutcome, headroom_core::ports::PortError> {
+        use std::sync::atomic::Ordering;
+        if self
+            .fail
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(headroom_core::ports::PortError::new(
+                "save the state",
+                ErrorClass::Retryable,
+                "throttled",
+            ));
+        }
+        self.inner.save_state(id, state, token).await
+    }
+    async fn append_log_entry(
+        &self,
+        entry: &headroom_core::log::LogEntry,
+    ) -> Result<(), headroom_core::ports::PortError> {
+        self.inner.append_log_entry(entry).await
+    }
+    async fn recent_log(
+        &self,
+        id: &ScalableTargetId,
+        limit: usize,
+    ) -> Result<Vec<Value>, headroom_core::ports::PortError> {
+        self.inner.recent_log(id, limit).await
+    }
+}
+
+/// Issue 11, item 2: a failure between the identity check and the state write on the first
+/// sighting must not lose the fingerprint: the retry still puts it in force.
+#[tokio::test]
+async fn a_failed_state_write_on_the_first_sighting_keeps_the_fingerprint_for_the_retry() {
+    let w = World::new(PLAN);
+    let failing = FailingSaves {
+        inner: &w.store,
+        fail: std::sync::atomic::AtomicUsize::new(1),
+    };
+    let deploy = Deploy {
+        endpoints: &w.endpoints,
+        history: &w.history,
+        reviews: &w.reviews,
+        aas: &w.aas,
+        store: &failing,
+    };
+    let ev = fixture("sagemaker/endpoint-in-service-docs.json");
+    // WHEN the first sighting fails at the state write, and Lambda retries it
+    let first = deploy.handle(&ev, t("2026-03-14T08:00:00Z")).await;
+    assert!(first.is_err_and(|e| e.is_retryable()));
+    let r = deploy
+        .handle(&ev, t("2026-03-14T08:01:00Z"))
+        .await
+        .expect("the retry succeeds");
+    // THEN the fingerprint is in force, recorded as the baseline, and the identity is stored
+    assert_eq!(w.fingerprint(), Some(fp("v7")), "{r:?}");
+    assert_eq!(r.targets[0].change, "baseline");
+    assert!(
+        r.targets[0].notes.iter().all(|n| !n.contains("meanwhile")),
+        "{:?}",
+        r.targets[0].notes
+    );
+    assert_eq!(
+        w.reviews.identity(&variant()).map(|i| i.fingerprint()),
+        Some(fp("v7"))
+    );
 }

@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::log::{DecisionRecord, LOG_TTL_DAYS};
+use headroom_core::log::{LogEntry, LOG_TTL_DAYS};
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
 use headroom_core::TargetState;
 
@@ -477,21 +477,23 @@ impl StateStore for DynamoStateStore {
         }
     }
 
-    async fn append_log(&self, record: &DecisionRecord) -> Result<(), PortError> {
-        let id = &record.decision.target;
+    async fn append_log_entry(&self, entry: &LogEntry) -> Result<(), PortError> {
+        let id = &entry.target;
         let operation = || {
             format!(
                 "append a decision-log record for {id} to table {}",
                 self.table
             )
         };
-        let body = serde_json::to_string(record).map_err(|e| permanent(operation(), e))?;
-        let expires_at = (record.at() + chrono::Duration::days(LOG_TTL_DAYS)).timestamp();
+        // The body as stored in the entry, so that a re-append (a pending record flushed by a
+        // later run) writes the same key and overwrites itself.
+        let body = serde_json::to_string(&entry.body).map_err(|e| permanent(operation(), e))?;
+        let expires_at = (entry.at + chrono::Duration::days(LOG_TTL_DAYS)).timestamp();
         self.client
             .put_item()
             .table_name(&self.table)
             .item(attr::PK, s(target_pk(id)))
-            .item(attr::SK, s(log_sk(record.at(), &body)))
+            .item(attr::SK, s(log_sk(entry.at, &body)))
             .item(attr::BODY, s(body))
             .item(attr::EXPIRES_AT, n(expires_at))
             .send()

@@ -33,7 +33,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
-use crate::plan::{alarm_matches, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
+use crate::plan::{alarm_matches, AlarmArn, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
 use crate::state::{AlarmMark, TargetState, WakeLatency};
 
 /// `TargetState::notes` key holding, per alarm name, the last instant the alarm was known to be
@@ -89,7 +89,8 @@ impl FromStr for AlarmState {
             "ALARM" => Ok(Self::Alarm),
             "INSUFFICIENT_DATA" => Ok(Self::InsufficientData),
             other => Err(format!(
-                "alarm state {other:?} is unknown: CloudWatch uses OK, ALARM or INSUFFICIENT_DATA"
+                "alarm state {:?} is unknown: CloudWatch uses OK, ALARM or INSUFFICIENT_DATA",
+                crate::text::cut(other)
             )),
         }
     }
@@ -128,6 +129,12 @@ pub struct AlarmTransition {
     /// The envelope's event id when it has one (EventBridge does, the direct action does not).
     #[serde(default)]
     pub event_id: Option<String>,
+    /// The account and region the event says it comes from (EventBridge's `account`/`region`,
+    /// the direct action's `accountId`/`region`), when it says so.
+    #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default)]
+    pub region: Option<String>,
 }
 
 impl AlarmTransition {
@@ -142,9 +149,37 @@ impl AlarmTransition {
             dimensions: BTreeMap::new(),
             metric_name: None,
             event_id: None,
+            account: None,
+            region: None,
         }
     }
 
+    /// The same transition as coming from `account` in `region` (tests, the simulator).
+    pub fn from_account(mut self, account: &str, region: &str) -> Self {
+        self.account = Some(account.to_owned());
+        self.region = Some(region.to_owned());
+        self
+    }
+
+    /// Every (account, region) this transition claims to come from: the envelope's and the
+    /// alarm ARN's. Both must be the function's own for a name to route it.
+    fn origins(&self) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        if let Some(arn) = self.alarm_arn.as_deref() {
+            match AlarmArn::parse(arn) {
+                Ok(a) => out.push((a.account, a.region)),
+                // An ARN that is not one: nothing to trust, nothing that can match.
+                Err(_) => out.push(("", "")),
+            }
+        }
+        if self.account.is_some() || self.region.is_some() {
+            out.push((
+                self.account.as_deref().unwrap_or(""),
+                self.region.as_deref().unwrap_or(""),
+            ));
+        }
+        out
+    }
     /// The same transition as a metric alarm on the AWS/SageMaker `metric` with `dimensions`
     /// (tests, the simulator).
     pub fn on_metric(mut self, metric: impl Into<String>, dimensions: &[(&str, &str)]) -> Self {
@@ -169,6 +204,73 @@ impl AlarmTransition {
     /// Whether this transition proves the alarm was in ALARM at `self.at`.
     fn proves_alarm(&self) -> bool {
         self.state == AlarmState::Alarm || self.previous == Some(AlarmState::Alarm)
+    }
+}
+
+/// How far ahead of the function's clock an alarm's state timestamp may lie. CloudWatch stamps
+/// transitions with its own clock, a few seconds off at most; a time beyond this is wrong (a
+/// forged or corrupt event) and, once stored as the alarm's mark, would make every real later
+/// transition look stale until that time. Such a transition is refused; a mark already stored
+/// beyond it is dropped (`prune_alarm_facts`).
+pub const MAX_CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(5);
+
+/// Why `t` is refused at `now`, if its timestamp lies more than [`MAX_CLOCK_SKEW`] ahead.
+pub fn beyond_skew(t: &AlarmTransition, now: DateTime<Utc>) -> Option<String> {
+    (t.at > now + MAX_CLOCK_SKEW).then(|| {
+        format!(
+            "alarm {} {} is stamped {}, more than {} minutes after now ({}): refused, so a wrong \
+             clock cannot make the real transitions look stale",
+            crate::text::cut(&t.alarm_name),
+            t.state,
+            stamp(t.at),
+            MAX_CLOCK_SKEW.num_minutes(),
+            stamp(now)
+        )
+    })
+}
+
+/// The account and region headroom runs in (the Lambda's own, from its ARN). Alarm events from
+/// elsewhere are refused unless the plan names the alarm by its ARN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    pub account: String,
+    pub region: String,
+}
+
+impl Home {
+    /// From a Lambda function ARN, `arn:<partition>:lambda:<region>:<account>:function:<name>`
+    /// (the invocation context's `invoked_function_arn`).
+    pub fn from_function_arn(arn: &str) -> Option<Self> {
+        let parts: Vec<&str> = arn.split(':').collect();
+        match parts[..] {
+            ["arn", _, "lambda", region, account, "function", _, ..]
+                if !region.is_empty() && !account.is_empty() =>
+            {
+                Some(Self {
+                    account: account.to_owned(),
+                    region: region.to_owned(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Why `t` is foreign here, if it is: it comes from another account or region.
+    pub fn foreign(&self, t: &AlarmTransition) -> Option<String> {
+        t.origins()
+            .into_iter()
+            .find(|(account, region)| *account != self.account || *region != self.region)
+            .map(|(account, region)| {
+                format!(
+                    "alarm {} comes from account {:?} in region {:?}, not this function's {} in {}: \
+                     name it in the plan by its ARN to accept it",
+                    crate::text::cut(&t.alarm_name),
+                    crate::text::cut(account),
+                    crate::text::cut(region),
+                    self.account,
+                    self.region
+                )
+            })
     }
 }
 
@@ -243,6 +345,49 @@ fn selects(
 /// the alarms it names and, with `metrics`, the metric alarms on those metrics that measure the
 /// target.
 pub fn route(plan: &Plan, t: &AlarmTransition) -> Vec<(ScalableTargetId, AlarmRole)> {
+    route_from(plan, t, false)
+}
+
+/// [`route`] for the function running in `home`: a transition from another account or region
+/// is routed only where the plan names its exact ARN (never by name or metric). Returns the
+/// routes, and why the transition was refused when it is foreign and the plan does not name it.
+pub fn route_in(
+    plan: &Plan,
+    t: &AlarmTransition,
+    home: &Home,
+) -> (Vec<(ScalableTargetId, AlarmRole)>, Option<String>) {
+    match home.foreign(t) {
+        None => (route(plan, t), None),
+        Some(why) => {
+            let routes = route_from(plan, t, true);
+            let refused = routes.is_empty().then_some(why);
+            (routes, refused)
+        }
+    }
+}
+
+fn route_from(
+    plan: &Plan,
+    t: &AlarmTransition,
+    arn_only: bool,
+) -> Vec<(ScalableTargetId, AlarmRole)> {
+    let by_arn = |alarms: &[String]| {
+        alarms
+            .iter()
+            .any(|a| a.starts_with("arn:") && t.alarm_arn.as_deref() == Some(a.as_str()))
+    };
+    if arn_only {
+        let mut out = Vec::new();
+        for target in &plan.targets {
+            if target.guard.as_ref().is_some_and(|g| by_arn(&g.alarms)) {
+                out.push((target.id.clone(), AlarmRole::Guard));
+            }
+            if target.wake.as_ref().is_some_and(|w| by_arn(&w.alarms)) {
+                out.push((target.id.clone(), AlarmRole::Wake));
+            }
+        }
+        return out;
+    }
     let mut out = Vec::new();
     for target in &plan.targets {
         let id = &target.id;
@@ -552,7 +697,9 @@ fn candidates<'a>(
     state: &'a TargetState,
 ) -> impl Iterator<Item = (&'a String, AlarmState, DateTime<Utc>, Option<DateTime<Utc>>)> + 'a {
     state.alarm_marks.iter().filter_map(move |(name, mark)| {
-        let by_name = alarms.iter().any(|a| alarm_matches(a, name, None));
+        // Marks are keyed by alarm name, and a mark exists only for a transition the routing
+        // accepted (which checked the ARN): here an ARN entry stands for its name.
+        let by_name = alarms.iter().any(|a| configured_name(a) == name);
         let by_metric =
             || alarm_metric(state, name).is_some_and(|m| metrics.iter().any(|x| x == m));
         if !by_name && !by_metric() {
@@ -561,6 +708,11 @@ fn candidates<'a>(
         let s = mark.state.parse::<AlarmState>().ok()?;
         Some((name, s, mark.at, last_in_alarm(state, name)))
     })
+}
+
+/// The alarm name of a plan entry: the entry itself, or the name part of an ARN.
+fn configured_name(configured: &str) -> &str {
+    AlarmArn::parse(configured).map_or(configured, |arn| arn.name)
 }
 
 fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {
@@ -603,6 +755,29 @@ fn winning_alarm(
             })
         }),
     )
+}
+
+/// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
+pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<String> {
+    let guard = target.guard.as_ref().and_then(|p| {
+        winning_alarm(
+            &p.alarms,
+            &p.metrics,
+            state,
+            p.max_duration.to_chrono(),
+            p.hold.to_chrono(),
+        )
+    });
+    let wake = target.wake.as_ref().and_then(|p| {
+        winning_alarm(
+            &p.alarms,
+            &p.metrics,
+            state,
+            p.max_duration.to_chrono(),
+            p.quiet_period.to_chrono(),
+        )
+    });
+    guard.into_iter().chain(wake).map(|c| c.alarm).collect()
 }
 
 /// The role's claim as the alarm facts in `state` say it should be (`None`: no claim).

@@ -32,8 +32,9 @@ impl Cron {
         let fields: Vec<&str> = expr.split_whitespace().collect();
         if fields.len() != 5 {
             return Err(format!(
-                "cron {expr:?} has {} fields; write five: minute hour day-of-month month \
+                "cron {:?} has {} fields; write five: minute hour day-of-month month \
                  day-of-week, e.g. \"0 9 * * MON-FRI\"",
+                crate::text::cut(expr),
                 fields.len()
             ));
         }
@@ -141,9 +142,19 @@ fn parse_field(text: &str, name: &str, min: u32, max: u32, names: &[&str]) -> Re
     for part in text.split(',') {
         let (range, step) = match part.split_once('/') {
             Some((range, step)) => {
-                let step: u32 = step.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
-                    format!("cron {name} field {text:?}: step {step:?} must be a positive number")
-                })?;
+                // A step beyond the field's largest value could only ever fire once; a huge one
+                // would overflow the walk below.
+                let step: u32 = step
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=max).contains(s))
+                    .ok_or_else(|| {
+                        format!(
+                            "cron {name} field {:?}: step {:?} must be a number from 1 to {max}",
+                            crate::text::cut(text),
+                            crate::text::cut(step)
+                        )
+                    })?;
                 (range, step)
             }
             None => (part, 1),
@@ -162,13 +173,17 @@ fn parse_field(text: &str, name: &str, min: u32, max: u32, names: &[&str]) -> Re
         };
         if lo > hi {
             return Err(format!(
-                "cron {name} field {text:?}: range {lo}-{hi} runs backwards"
+                "cron {name} field {:?}: range {lo}-{hi} runs backwards",
+                crate::text::cut(text)
             ));
         }
         let mut v = lo;
         while v <= hi {
             mask |= 1 << v;
-            v += step;
+            let Some(next) = v.checked_add(step) else {
+                break;
+            };
+            v = next;
         }
     }
     Ok(mask)
@@ -180,9 +195,13 @@ fn value(text: &str, name: &str, min: u32, max: u32, names: &[&str]) -> Result<u
         // Month names start at 1, weekday names at 0 (Sunday).
         return Ok(i as u32 + min);
     }
-    let v: u32 = text
-        .parse()
-        .map_err(|_| format!("cron {name} field: {text:?} is not a number{}", hint(names)))?;
+    let v: u32 = text.parse().map_err(|_| {
+        format!(
+            "cron {name} field: {:?} is not a number{}",
+            crate::text::cut(text),
+            hint(names)
+        )
+    })?;
     if v < min || v > max {
         return Err(format!("cron {name} field: {v} is outside {min}-{max}"));
     }
@@ -285,6 +304,26 @@ mod tests {
         assert!(Cron::parse("0 9-7 * * *")
             .unwrap_err()
             .contains("backwards"));
-        assert!(Cron::parse("*/0 * * * *").unwrap_err().contains("positive"));
+        assert!(Cron::parse("*/0 * * * *")
+            .unwrap_err()
+            .contains("from 1 to 59"));
+    }
+
+    #[test]
+    fn a_step_beyond_the_field_is_refused_not_overflowed() {
+        let err = Cron::parse("30/4294967295 * * * *").unwrap_err();
+        assert!(
+            err.contains("step \"4294967295\" must be a number from 1 to 59"),
+            "{err}"
+        );
+        assert!(Cron::parse("30/60 * * * *").is_err());
+        // The largest step fires once per field cycle.
+        let cron = Cron::parse("30/59 * * * *").unwrap();
+        let hits = cron.occurrences(
+            chrono_tz::UTC,
+            utc("2026-05-01T10:00:00Z"),
+            utc("2026-05-01T11:00:00Z"),
+        );
+        assert_eq!(hits, vec![utc("2026-05-01T10:30:00Z")]);
     }
 }

@@ -11,7 +11,7 @@ use crate::forecast::claims::forecast_claim;
 use crate::ids::ScalableTargetId;
 use crate::peaks::peak_claims;
 use crate::plan::TargetPlan;
-use crate::state::{Drift, TargetState};
+use crate::state::{Drift, TargetState, EARLIER_APPLIED_KEPT};
 
 /// A scalable target's bounds as headroom steers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +167,7 @@ pub fn decide(
 ) -> Decision {
     let mut next = state.clone();
     next.prune(now);
+    crate::alarm_prune::prune_alarm_facts(target, &mut next, now);
     let claims = live_claims_of(target, &next, lead_time, now);
     let (desired, winner) = arbitrate(target, &claims);
     let mut reasons = Vec::new();
@@ -191,9 +192,12 @@ pub fn decide(
     }
 
     let observed_bounds = observed.map(Observed::bounds);
-    // Drift: AAS holds bounds that neither headroom applied last nor wants now.
+    // Drift: AAS holds bounds that headroom neither wants now nor stored itself. The state is
+    // written before AAS is called, so AAS may still show bounds headroom stored earlier (a
+    // register that failed, or a slow one that landed late): those are restored, not drift.
+    let own = |b: Bounds| next.last_applied == Some(b) || next.earlier_applied.contains(&b);
     let drift = match (observed_bounds, next.last_applied) {
-        (Some(seen), Some(applied)) if seen != applied && seen != desired => Some(Drift {
+        (Some(seen), Some(applied)) if !own(seen) && seen != desired => Some(Drift {
             detected_at: now,
             observed: seen,
             expected: applied,
@@ -276,7 +280,28 @@ fn converge(
     // Remember what we applied, to tell later hand edits from our own changes. A target that
     // already sits at the desired bounds needs no write until headroom first changes it.
     if matches!(action, Action::Register { .. }) || next.last_applied.is_some() {
+        // What AAS may go on showing until this change lands (or if its register fails): the
+        // bounds stored before, and, unless they were a hand edit, the bounds AAS holds now.
+        let held = observed
+            .map(Observed::bounds)
+            .filter(|_| drift.is_none() && matches!(action, Action::Register { .. }));
+        for earlier in [next.last_applied, held].into_iter().flatten() {
+            if earlier != desired {
+                remember_earlier(next, earlier);
+            }
+        }
         next.last_applied = Some(desired);
     }
     action
+}
+
+/// Remembers bounds headroom stored or found before its latest change (newest last, bounded).
+fn remember_earlier(next: &mut TargetState, earlier: Bounds) {
+    next.earlier_applied.retain(|b| *b != earlier);
+    next.earlier_applied.push(earlier);
+    let excess = next
+        .earlier_applied
+        .len()
+        .saturating_sub(EARLIER_APPLIED_KEPT);
+    next.earlier_applied.drain(..excess);
 }

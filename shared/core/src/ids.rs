@@ -28,7 +28,7 @@ pub enum IdError {
 fn check_sagemaker_name(kind: &'static str, value: &str) -> Result<(), IdError> {
     let invalid = |why| IdError::Invalid {
         kind,
-        value: value.to_owned(),
+        value: crate::text::cut(value).into_owned(),
         why,
     };
     if value.is_empty() {
@@ -182,7 +182,8 @@ impl FromStr for ScalableTargetId {
         match parts.as_slice() {
             ["endpoint", endpoint, "variant", variant] => Self::variant(endpoint, variant),
             ["inference-component", name] => Self::component(name),
-            _ => Err(IdError::UnknownResourceId(s.to_owned())),
+            // Quoted cut: the id may be any size an event carried.
+            _ => Err(IdError::UnknownResourceId(crate::text::cut(s).into_owned())),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`,
 //! `review.rs`, `identity.rs` and `lead_samples.rs`. None of these does I/O.
 
+pub mod alarm_prune;
 pub mod alarms;
 pub mod capacity_port;
 pub mod claim;
@@ -28,6 +29,7 @@ pub mod reconcile;
 pub mod review;
 pub mod state;
 pub mod suggest;
+pub mod text;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};

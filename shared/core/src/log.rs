@@ -2,9 +2,10 @@
 //! it and the model identity in force, so scaling can be read against deployments.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::decide::Decision;
+use crate::ids::ScalableTargetId;
 
 /// How long decision-log records are kept (DynamoDB TTL).
 pub const LOG_TTL_DAYS: i64 = 30;
@@ -26,5 +27,26 @@ pub struct DecisionRecord {
 impl DecisionRecord {
     pub fn at(&self) -> DateTime<Utc> {
         self.decision.at
+    }
+}
+
+/// A decision-log record as the table stores it: its target, its instant and its JSON body.
+/// The body is built once, from the record, and kept as is (also while it waits in the state as
+/// pending, see `TargetState::pending_log`), so every append of one record writes the same bytes
+/// under the same key: a repeated append overwrites itself instead of adding a second record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub target: ScalableTargetId,
+    pub at: DateTime<Utc>,
+    pub body: serde_json::Value,
+}
+
+impl LogEntry {
+    pub fn of(record: &DecisionRecord) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            target: record.decision.target.clone(),
+            at: record.at(),
+            body: serde_json::to_value(record)?,
+        })
     }
 }

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::decide::{Observed, Suspended};
 use crate::ids::ScalableTargetId;
-use crate::log::DecisionRecord;
+use crate::log::LogEntry;
 use crate::ports::{PortError, SaveOutcome, ScalingTargets, StateStore, StoredPlan, DESCRIBE_PAGE};
 use crate::state::TargetState;
 
@@ -188,16 +188,13 @@ impl StateStore for MemoryStateStore {
         Ok(SaveOutcome::Saved)
     }
 
-    async fn append_log(&self, record: &DecisionRecord) -> Result<(), PortError> {
+    async fn append_log_entry(&self, entry: &LogEntry) -> Result<(), PortError> {
         Calls::bump(&self.calls.append_log);
-        let value = serde_json::to_value(record).map_err(|e| {
-            PortError::new(
-                "encode a decision record",
-                crate::ports::ErrorClass::Permanent,
-                e,
-            )
-        })?;
-        lock(&self.log).push(value);
+        // Keyed like the DynamoDB adapter's items: the same entry appended again replaces itself.
+        let mut log = lock(&self.log);
+        if !log.contains(&entry.body) {
+            log.push(entry.body.clone());
+        }
         Ok(())
     }
 

@@ -66,6 +66,9 @@ fn best_occurrence(
         .map(|(_, c)| c)
 }
 
+/// At most this many explicit peak windows are kept per target.
+pub const MAX_EXPLICIT_PEAKS: usize = 24;
+
 /// An explicit peak from outside the plan (a user's EventBridge Scheduler schedule): hold at least
 /// `floor` on `target` from `starts_at` to `ends_at`, with the lead time added before.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,22 +139,73 @@ pub fn apply_peak_request(
             due.to_rfc3339()
         ));
     }
+    // Each window is its own claim, keyed by name and start: two windows of one name both hold,
+    // whatever their delivery order. Two deliveries of one window merge into the larger ask
+    // (earliest pre-scale, latest end, larger floor, scale-in suspended if either asks), which no
+    // order can change either.
+    let source = ClaimSource::Peak(window_key(&request.name, request.starts_at));
+    let (mut floor, mut due, mut ends_at, mut suspend) =
+        (floor, due, request.ends_at, request.suspend_scale_in);
+    if let Some(held) = state.claim(&source) {
+        floor = floor.max(held.floor);
+        due = due.min(held.starts_at);
+        ends_at = ends_at.max(held.full_until);
+        suspend |= held.suspend_scale_in;
+    }
     let claim = Claim::new(
-        ClaimSource::Peak(request.name.clone()),
+        source,
         floor,
         due,
-        request.ends_at,
+        ends_at,
         Some(target.ramp_down),
         format!(
-            "explicit peak {} from {} to {} (lead time {lead_time})",
+            "explicit peak {} from {} to {} (pre-scaled from {})",
             request.name,
             request.starts_at.format("%Y-%m-%dT%H:%MZ"),
-            request.ends_at.format("%Y-%m-%dT%H:%MZ")
+            ends_at.format("%Y-%m-%dT%H:%MZ"),
+            due.format("%Y-%m-%dT%H:%MZ")
         ),
     )
-    .suspending_scale_in(request.suspend_scale_in);
+    .suspending_scale_in(suspend);
     state.put_claim(claim);
+    if let Some(dropped) = bound_explicit_peaks(state) {
+        notes.push(format!(
+            "more than {MAX_EXPLICIT_PEAKS} explicit peak windows on {}: the one(s) ending last \
+             are not kept ({})",
+            target.id,
+            dropped.join(", ")
+        ));
+    }
     notes
+}
+
+/// The claim key of one explicit peak window: `NAME@<start, UTC, to the second>`.
+pub fn window_key(name: &str, starts_at: DateTime<Utc>) -> String {
+    format!("{name}@{}", starts_at.format("%Y%m%dT%H%M%SZ"))
+}
+
+/// Keeps the [`MAX_EXPLICIT_PEAKS`] explicit windows that end soonest (a set rule: the same
+/// windows stay whatever the delivery order); returns the keys dropped.
+fn bound_explicit_peaks(state: &mut crate::state::TargetState) -> Option<Vec<String>> {
+    let mut windows: Vec<(DateTime<Utc>, ClaimSource)> = state
+        .claims
+        .iter()
+        .filter(|c| matches!(&c.source, ClaimSource::Peak(k) if k.contains('@')))
+        .map(|c| (c.full_until, c.source.clone()))
+        .collect();
+    if windows.len() <= MAX_EXPLICIT_PEAKS {
+        return None;
+    }
+    windows.sort();
+    let dropped: Vec<String> = windows
+        .split_off(MAX_EXPLICIT_PEAKS)
+        .into_iter()
+        .map(|(_, source)| {
+            state.remove_claim(&source);
+            source.to_string()
+        })
+        .collect();
+    Some(dropped)
 }
 
 /// The change an explicit peak makes to its target's state: the request applied with the

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decide::{Observed, Suspended};
 use crate::ids::ScalableTargetId;
-use crate::log::DecisionRecord;
+use crate::log::{DecisionRecord, LogEntry};
 use crate::state::TargetState;
 
 /// Whether trying again can help.
@@ -120,6 +120,21 @@ pub trait StateStore: Send + Sync {
     fn append_log(
         &self,
         record: &DecisionRecord,
+    ) -> impl Future<Output = Result<(), PortError>> + Send {
+        let entry = LogEntry::of(record);
+        async move {
+            let entry = entry.map_err(|e| {
+                PortError::new("encode a decision-log record", ErrorClass::Permanent, e)
+            })?;
+            self.append_log_entry(&entry).await
+        }
+    }
+
+    /// Appends a decision-log entry under a key derived from its target, instant and body: the
+    /// same entry appended twice is one record.
+    fn append_log_entry(
+        &self,
+        entry: &LogEntry,
     ) -> impl Future<Output = Result<(), PortError>> + Send;
 
     /// The newest decision-log records of a target, newest first.

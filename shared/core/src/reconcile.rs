@@ -11,9 +11,9 @@ use crate::capacity_port::{CurrentCapacity, NoCapacity};
 use crate::decide::{decide, Action, Decision, Observed};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::log::DecisionRecord;
+use crate::log::{DecisionRecord, LogEntry};
 use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
-use crate::ports::{PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
+use crate::ports::{ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::state::{take_state, TargetState};
 
 /// How often a conditional write may lose a race before the reconcile gives up (and the trigger
@@ -144,7 +144,20 @@ fn decide_now(
     decide(target, observed, state, lead.span, now)
 }
 
-/// Applies a decision: AAS first (idempotent), then the state (conditional), then the log.
+/// Applies a decision: the state first (conditional), then AAS (idempotent), then the log.
+///
+/// The conditional write decides the race: a decision that loses it is never sent to AAS, and
+/// the one that wins is stored, with the bounds it intends (`last_applied`), before AAS hears of
+/// it. A register that fails after the write is retried by the next run, which finds AAS short of
+/// the stored bounds and registers them again (AAS showing bounds headroom stored itself is never
+/// drift, see `decide`). The ambiguous write (it landed, its answer was lost) counts as saved
+/// through the token, so it proceeds to AAS like any won write.
+///
+/// The decision-log record travels in the same write, as pending (`TargetState::pending_log`);
+/// once it is appended, a second conditional write clears it. When the append (or the clearing)
+/// fails, the next run finds it pending, appends it again (the same entry is the same record) and
+/// clears it in its own write: every applied decision has exactly one record, however often the
+/// trigger is retried.
 async fn apply<A: ScalingTargets, S: StateStore>(
     aas: &A,
     store: &S,
@@ -155,20 +168,44 @@ async fn apply<A: ScalingTargets, S: StateStore>(
     force_write: bool,
 ) -> Result<(SaveOutcome, bool), ReconcileError> {
     let id = &decision.target;
-    if let Action::Register {
-        min,
-        max,
-        suspended,
-    } = decision.action
-    {
-        aas.register(id, min, max, suspended)
+    let register = match decision.action {
+        Action::Register {
+            min,
+            max,
+            suspended,
+        } => Some((min, max, suspended)),
+        _ => None,
+    };
+    // Records an earlier run stored but may not have appended.
+    for entry in &before.pending_log {
+        store
+            .append_log_entry(entry)
             .await
-            .map_err(port(id, "register the scalable target"))?;
+            .map_err(port(id, "append a pending decision-log record"))?;
     }
+    let record = (decision.worth_logging() || !notes.is_empty()).then(|| DecisionRecord {
+        trigger: trigger.to_owned(),
+        decision: decision.clone(),
+        model: decision.next_state.model.clone(),
+        notes: notes.to_vec(),
+    });
+    let entry =
+        record
+            .as_ref()
+            .map(LogEntry::of)
+            .transpose()
+            .map_err(|e| ReconcileError::Port {
+                target: id.to_string(),
+                step: "encode the decision-log record",
+                source: PortError::new("encode a decision-log record", ErrorClass::Permanent, e),
+            })?;
+    let mut next = decision.next_state.clone();
+    next.version = before.version;
+    next.pending_log = entry.iter().cloned().collect();
+    // Every register is preceded by a write, even one that changes nothing else: only the won
+    // condition proves the decision was made on the newest state.
     let mut written = false;
-    if force_write || decision.state_changed(before) {
-        let mut next = decision.next_state.clone();
-        next.version = before.version;
+    if force_write || register.is_some() || !next.same_content(before) {
         let token = write_token(trigger, decision.at);
         match store
             .save_state(id, &next, &token)
@@ -179,18 +216,28 @@ async fn apply<A: ScalingTargets, S: StateStore>(
             SaveOutcome::Conflict => return Ok((SaveOutcome::Conflict, false)),
         }
     }
-    if decision.worth_logging() || !notes.is_empty() {
-        let record = DecisionRecord {
-            trigger: trigger.to_owned(),
-            decision: decision.clone(),
-            model: decision.next_state.model.clone(),
-            notes: notes.to_vec(),
-        };
-        log_decision(&record);
+    if let Some((min, max, suspended)) = register {
+        aas.register(id, min, max, suspended)
+            .await
+            .map_err(port(id, "register the scalable target"))?;
+    }
+    if let (Some(record), Some(entry)) = (&record, &entry) {
+        log_decision(record);
         store
-            .append_log(&record)
+            .append_log_entry(entry)
             .await
             .map_err(port(id, "append the decision log"))?;
+        if written {
+            next.version = before.version + 1;
+            next.pending_log.clear();
+            let token = write_token(trigger, decision.at);
+            // A conflict here means another run wrote after ours: it read the pending record and
+            // appends it itself, so nothing is lost.
+            store
+                .save_state(id, &next, &token)
+                .await
+                .map_err(port(id, "clear the pending decision-log record"))?;
+        }
     }
     Ok((SaveOutcome::Saved, written))
 }

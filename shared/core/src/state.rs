@@ -9,12 +9,15 @@ use serde::{Deserialize, Serialize};
 use crate::claim::{Claim, ClaimSource};
 use crate::decide::Bounds;
 use crate::ids::ScalableTargetId;
+use crate::log::LogEntry;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
 /// covers EventBridge's and Lambda's retry windows with room to spare.
 pub const SEEN_EVENT_TTL_HOURS: i64 = 24;
 /// At most this many keys are kept per target; the oldest go first.
 pub const SEEN_EVENTS_KEPT: usize = 200;
+/// How many earlier applied bounds are remembered (`TargetState::earlier_applied`).
+pub const EARLIER_APPLIED_KEPT: usize = 4;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetState {
@@ -55,6 +58,18 @@ pub struct TargetState {
     /// The demand forecast's upcoming slots and score (`forecast/`), refreshed hourly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<crate::forecast::ForecastState>,
+    /// Bounds headroom stored before `last_applied`, and those AAS held when headroom changed
+    /// them, newest last (at most [`EARLIER_APPLIED_KEPT`]). The state is written before AAS is
+    /// called, so AAS may still show one of them (a register that failed, or a slow one that
+    /// landed late): that is headroom's own doing, re-applied, never reported as drift. (A hand
+    /// edit to exactly one of them is restored all the same, only without a drift record.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_applied: Vec<Bounds>,
+    /// Decision-log records stored with the state write that applied their decision, until
+    /// they are appended to the log: a run that finds one here (an append that failed) appends
+    /// it (the same entry again is the same record) and clears it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_log: Vec<LogEntry>,
     /// Extension room for features that keep small per-target facts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
@@ -72,6 +87,31 @@ pub fn take_state(
         .find(|(stored, _)| stored == id)
         .map(|(_, state)| std::mem::take(state))
         .unwrap_or_default()
+}
+
+/// Idempotency keys up to this length are stored as they are (event ids, peak keys); a longer
+/// one (an alarm ARN with its state and time) is stored as a hash, so that the
+/// [`SEEN_EVENTS_KEPT`] keys of a target stay a few kilobytes.
+const KEY_KEPT_WHOLE: usize = 64;
+
+fn compact_key(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.len() <= KEY_KEPT_WHOLE {
+        return std::borrow::Cow::Borrowed(key);
+    }
+    // Two FNV-1a 64-bit hashes with different offsets (stable across builds): 128 bits, so two
+    // different keys do not collide in practice. Keys stored before this change stay as they
+    // were and simply age out.
+    let fnv = |seed: u64| {
+        key.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    std::borrow::Cow::Owned(format!(
+        "h:{:016x}{:016x}:{}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x6c62_272e_07bb_0142),
+        key.len()
+    ))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,15 +176,17 @@ impl TargetState {
     }
 
     pub fn has_seen(&self, key: &str, now: DateTime<Utc>) -> bool {
+        let key = compact_key(key);
         self.seen_events
             .iter()
             .any(|e| e.key == key && e.until > now)
     }
 
     pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {
+        let key = compact_key(key);
         self.seen_events.retain(|e| e.key != key);
         self.seen_events.push(SeenEvent {
-            key: key.to_owned(),
+            key: key.into_owned(),
             until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
         });
         if self.seen_events.len() > SEEN_EVENTS_KEPT {
@@ -185,6 +227,8 @@ impl TargetState {
             lead_samples,
             model,
             forecast,
+            earlier_applied,
+            pending_log,
             notes,
         } = self;
         *claims == other.claims
@@ -199,6 +243,8 @@ impl TargetState {
             && *lead_samples == other.lead_samples
             && *model == other.model
             && *forecast == other.forecast
+            && *earlier_applied == other.earlier_applied
+            && *pending_log == other.pending_log
             && *notes == other.notes
     }
 }
@@ -273,6 +319,14 @@ mod tests {
                 unavailable: None,
                 score: Default::default(),
             }),
+            earlier_applied: vec![Bounds { min: 1, ..bounds }],
+            pending_log: vec![LogEntry {
+                target: "endpoint/chat/variant/AllTraffic"
+                    .parse()
+                    .expect("valid id"),
+                at: t("2026-03-14T09:00:00Z"),
+                body: serde_json::json!({"trigger": "tick"}),
+            }],
             notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
         }
     }
@@ -287,7 +341,7 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 13] = [
+        let changes: [Change; 15] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
@@ -300,6 +354,8 @@ mod tests {
             ("lead_samples", |s| s.lead_samples.clear()),
             ("model", |s| s.model = Some("fp-2".into())),
             ("forecast", |s| s.forecast = None),
+            ("earlier_applied", |s| s.earlier_applied.clear()),
+            ("pending_log", |s| s.pending_log.clear()),
             ("notes", |s| s.notes.clear()),
         ];
         for (field, change) in changes {

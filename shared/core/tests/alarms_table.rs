@@ -607,10 +607,33 @@ fn routing_matches_names_and_arns_and_ignores_unknown_alarms() {
             AlarmTransition::new("burst", Alarm, at("09:00")),
             vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
         ),
-        // A plan entry given as an ARN matches the alarm's name.
+        // A plan entry given as an ARN matches that ARN ...
+        (
+            with_arn(
+                "burst-math",
+                "arn:aws:cloudwatch:us-east-1:123456789012:alarm:burst-math",
+            ),
+            vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
+        ),
+        // ... and only that ARN: not a same-named alarm of another account or region, nor an
+        // event that carries no ARN (issue 11, item 6).
+        (
+            with_arn(
+                "burst-math",
+                "arn:aws:cloudwatch:eu-west-1:999999999999:alarm:burst-math",
+            ),
+            vec![],
+        ),
+        (
+            with_arn(
+                "burst-math",
+                "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:burst-math",
+            ),
+            vec![],
+        ),
         (
             AlarmTransition::new("burst-math", Alarm, at("09:00")),
-            vec![("endpoint/chat/variant/AllTraffic", AlarmRole::Guard)],
+            vec![],
         ),
         // ... and the alarm's ARN.
         (

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use common::{at, target_id};
 use headroom_core::alarms::{apply_transition, AlarmRole, AlarmState, AlarmTransition};
 use headroom_core::capacity_port::{CurrentCapacity, MemoryCapacity};
-use headroom_core::log::DecisionRecord;
+use headroom_core::log::LogEntry;
 use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
@@ -145,7 +145,8 @@ fn only_targets_with_a_pending_wake_or_a_firing_guard_are_read() {
     let again = tick(&aas, &store, &capacity, at("06:08"));
     assert_eq!(again.state_writes, 0);
     assert!(again.observed.is_empty(), "{:?}", again.observed);
-    assert_eq!(Calls::get(&store.calls.save_state), 2);
+    // Two logged decisions, each written with its log record pending, then cleared.
+    assert_eq!(Calls::get(&store.calls.save_state), 4);
 }
 
 /// SageMaker failing for every target.
@@ -212,8 +213,8 @@ impl StateStore for Racing {
         }
         self.inner.save_state(id, state, token).await
     }
-    async fn append_log(&self, record: &DecisionRecord) -> Result<(), PortError> {
-        self.inner.append_log(record).await
+    async fn append_log_entry(&self, entry: &LogEntry) -> Result<(), PortError> {
+        self.inner.append_log_entry(entry).await
     }
     async fn recent_log(
         &self,
@@ -254,7 +255,7 @@ fn a_lost_write_race_is_redone_on_fresh_state_keeping_both_changes() {
     assert_eq!(s.wake_latencies[0].seconds, 300);
     assert_eq!(
         Calls::get(&store.inner.calls.save_state),
-        2,
-        "one conflict, one success"
+        3,
+        "one conflict, one success, and the write clearing the pending log record"
     );
 }

@@ -17,6 +17,9 @@ use serde_json::Value;
 
 pub use headroom_core::alarms::{AlarmState, AlarmTransition};
 
+use headroom_core::plan::{MAX_ALARM_ARN, MAX_ALARM_NAME};
+use headroom_core::text::{cut, cut_to};
+
 use crate::EventError;
 
 pub const DETAIL_TYPE: &str = "CloudWatch Alarm State Change";
@@ -68,14 +71,17 @@ fn state_of(data: &Value, which: &str, field_prefix: &str) -> Result<Option<Stat
             EventError::malformed(
                 KIND,
                 format!("{field_prefix}.{which}.timestamp"),
-                format!("{text:?} is not a timestamp (expected e.g. 2026-03-14T09:42:31.412+0000)"),
+                format!(
+                    "{:?} is not a timestamp (expected e.g. 2026-03-14T09:42:31.412+0000)",
+                    cut(text)
+                ),
             )
         })?),
         Some(other) => {
             return Err(EventError::malformed(
                 KIND,
                 format!("{field_prefix}.{which}.timestamp"),
-                format!("is {other}, not a string"),
+                format!("is {}, not a string", cut(&other.to_string())),
             ))
         }
     };
@@ -179,7 +185,7 @@ fn transition(
             "is missing and the envelope has no `time`",
         )
     })?;
-    Ok(AlarmTransition {
+    let t = AlarmTransition {
         alarm_name,
         alarm_arn,
         state,
@@ -188,7 +194,64 @@ fn transition(
         dimensions: dimensions(data),
         metric_name: metric_name(data),
         event_id,
-    })
+        account: None,
+        region: None,
+    };
+    within_limits(&t, field_prefix)?;
+    Ok(t)
+}
+
+/// CloudWatch's own limits: alarm and metric names 1-255 characters, dimension names 255 and
+/// values 1024; an alarm ARN is its name plus at most ~100 characters; EventBridge ids are UUIDs.
+/// Anything longer is not from CloudWatch, and would bloat the state it is remembered in.
+const MAX_DIMENSION_VALUE: usize = 1024;
+const MAX_EVENT_ID: usize = 256;
+
+fn within_limits(t: &AlarmTransition, field_prefix: &str) -> Result<(), EventError> {
+    let too_long = |field: String, text: &str, limit: usize| {
+        (text.chars().count() > limit).then(|| {
+            EventError::malformed(
+                KIND,
+                field,
+                format!(
+                    "{:?} is longer than CloudWatch allows ({limit} characters)",
+                    cut(text)
+                ),
+            )
+        })
+    };
+    let checks = [
+        too_long(
+            format!("{field_prefix}.alarmName"),
+            &t.alarm_name,
+            MAX_ALARM_NAME,
+        ),
+        t.alarm_arn
+            .as_deref()
+            .and_then(|a| too_long("alarm ARN".into(), a, MAX_ALARM_ARN)),
+        t.metric_name.as_deref().and_then(|m| {
+            too_long(
+                format!("{field_prefix}.configuration.metrics.metricStat.metric.name"),
+                m,
+                MAX_ALARM_NAME,
+            )
+        }),
+        t.event_id
+            .as_deref()
+            .and_then(|i| too_long("id".into(), i, MAX_EVENT_ID)),
+    ];
+    if let Some(e) = checks.into_iter().flatten().next() {
+        return Err(e);
+    }
+    for (k, v) in &t.dimensions {
+        let field = format!("{field_prefix}.configuration.metrics.metricStat.metric.dimensions");
+        if let Some(e) = too_long(field.clone(), k, MAX_ALARM_NAME)
+            .or_else(|| too_long(field, v, MAX_DIMENSION_VALUE))
+        {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 fn envelope_time(event: &Value) -> Option<DateTime<Utc>> {
@@ -209,14 +272,32 @@ pub fn parse_eventbridge(event: &Value) -> Result<AlarmTransition, EventError> {
     let id = str_at(event, &["id"])
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    transition(
+    let t = transition(
         event.get("detail").unwrap_or(&Value::Null),
         "detail",
         arn,
         envelope_time(event),
         id,
-    )
+    )?;
+    Ok(with_origin(t, event, "account"))
 }
+
+/// The account and region the envelope names (checked against the function's own by the
+/// handler: `alarms::Home`).
+fn with_origin(mut t: AlarmTransition, event: &Value, account_field: &str) -> AlarmTransition {
+    let field = |name: &str| {
+        str_at(event, &[name])
+            .filter(|s| !s.is_empty())
+            .map(|s| cut_to(s, MAX_ORIGIN).into_owned())
+    };
+    t.account = field(account_field);
+    t.region = field("region");
+    t
+}
+
+/// Account ids are 12 digits and region names short; a longer value is cut (it is only ever
+/// compared with the function's own, and quoted).
+const MAX_ORIGIN: usize = 64;
 
 /// The direct Lambda alarm action (no event id: the idempotency key falls back to the alarm ARN
 /// and the state timestamp).
@@ -224,13 +305,14 @@ pub fn parse_direct(event: &Value) -> Result<AlarmTransition, EventError> {
     let arn = str_at(event, &["alarmArn"])
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    transition(
+    let t = transition(
         event.get("alarmData").unwrap_or(&Value::Null),
         "alarmData",
         arn,
         envelope_time(event),
         None,
-    )
+    )?;
+    Ok(with_origin(t, event, "accountId"))
 }
 
 #[cfg(test)]
@@ -491,5 +573,38 @@ mod tests {
         let dims = dimensions(&data);
         assert_eq!(dims.get("EndpointName").map(String::as_str), Some("a"));
         assert!(!dims.contains_key("VariantName"));
+    }
+
+    #[test]
+    fn the_envelope_names_its_account_and_region() {
+        let t = parse_eventbridge(&fixture("eventbridge-burst-alarm.json")).unwrap();
+        assert_eq!(t.account.as_deref(), Some("123456789012"));
+        assert_eq!(t.region.as_deref(), Some("us-east-1"));
+        let t = parse_direct(&fixture("direct-action-burst-alarm.json")).unwrap();
+        assert_eq!(t.account.as_deref(), Some("123456789012"));
+        assert_eq!(t.region.as_deref(), Some("us-east-1"));
+    }
+
+    #[test]
+    fn names_longer_than_cloudwatch_allows_are_refused_and_not_quoted_whole() {
+        let huge = "b".repeat(5 * 1024 * 1024);
+        let mut ev = fixture("eventbridge-burst-alarm.json");
+        ev["detail"]["alarmName"] = huge.clone().into();
+        let err = parse_eventbridge(&ev).unwrap_err().to_string();
+        assert!(err.contains("detail.alarmName"), "{}", cut(&err));
+        assert!(err.contains("255 characters"), "{}", cut(&err));
+        assert!(err.len() < 1_000, "the message quotes {} bytes", err.len());
+        // 255 characters is still a name.
+        ev["detail"]["alarmName"] = "b".repeat(255).into();
+        assert!(parse_eventbridge(&ev).is_ok());
+        // A huge event id would be remembered in the state as an idempotency key.
+        let mut ev = fixture("eventbridge-burst-alarm.json");
+        ev["id"] = "i".repeat(10_000).into();
+        assert!(parse_eventbridge(&ev).is_err());
+        // A huge bad state value is not echoed whole either.
+        let mut ev = fixture("eventbridge-burst-alarm.json");
+        ev["detail"]["state"]["value"] = huge.into();
+        let err = parse_eventbridge(&ev).unwrap_err().to_string();
+        assert!(err.len() < 1_000, "the message quotes {} bytes", err.len());
     }
 }

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::plan::{valid_claim_name, LONGEST_HOLD};
+use headroom_core::text::cut;
 use headroom_core::ScalableTargetId;
 use serde::Deserialize;
 
@@ -63,16 +64,24 @@ struct PeakPayload {
 }
 
 const PEAK: &str = "peak event";
+/// The longest `id` a peak event may carry.
+const MAX_PEAK_ID: usize = 256;
 
 fn instant(field: &str, text: &str) -> Result<DateTime<Utc>, EventError> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| EventError::malformed(PEAK, field, format!("{text:?} is not RFC 3339 ({e})")))
+        .map_err(|e| {
+            EventError::malformed(
+                PEAK,
+                field,
+                format!("{:?} is not RFC 3339 ({e})", cut(text)),
+            )
+        })
 }
 
 pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
     let p: PeakPayload = serde_json::from_value(event.clone())
-        .map_err(|e| EventError::malformed(PEAK, "(payload)", e.to_string()))?;
+        .map_err(|e| EventError::malformed(PEAK, "(payload)", cut(&e.to_string())))?;
     let target: ScalableTargetId = p.target.parse().map_err(|e: headroom_core::IdError| {
         EventError::malformed(PEAK, "target", e.to_string())
     })?;
@@ -80,11 +89,28 @@ pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
         return Err(EventError::malformed(
             PEAK,
             "name",
-            format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name),
+            format!(
+                "{:?} must be 1-64 letters, digits, '-' or '_'",
+                cut(&p.name)
+            ),
         ));
     }
     if p.floor == 0 {
         return Err(EventError::malformed(PEAK, "floor", "must be at least 1"));
+    }
+    // The id goes into log records; Scheduler's execution ids are UUID-sized.
+    if p.id
+        .as_ref()
+        .is_some_and(|id| id.chars().count() > MAX_PEAK_ID)
+    {
+        return Err(EventError::malformed(
+            PEAK,
+            "id",
+            format!(
+                "{:?} is longer than {MAX_PEAK_ID} characters",
+                cut(p.id.as_deref().unwrap_or_default())
+            ),
+        ));
     }
     let starts_at = instant("starts_at", &p.starts_at)?;
     let ends_at = instant("ends_at", &p.ends_at)?;
@@ -111,4 +137,41 @@ pub fn parse_peak(event: &serde_json::Value) -> Result<PeakEvent, EventError> {
         suspend_scale_in: p.suspend_scale_in,
         id: p.id,
     })
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    fn peak(name: &str, id: &str, target: &str) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "headroom.peak/v1",
+            "target": target,
+            "name": name,
+            "floor": 2,
+            "starts_at": "2026-11-27T14:00:00Z",
+            "ends_at": "2026-11-27T22:00:00Z",
+            "id": id,
+        })
+    }
+
+    #[test]
+    fn over_long_peak_fields_are_refused_and_quoted_cut() {
+        let huge = "z".repeat(5 * 1024 * 1024);
+        let target = "endpoint/chat-prod/variant/AllTraffic";
+        for (event, field) in [
+            (peak(&huge, "e-1", target), "name"),
+            (peak("promo", &huge, target), "id"),
+            (peak("promo", "e-1", &huge), "target"),
+        ] {
+            let err = parse_peak(&event).unwrap_err().to_string();
+            assert!(err.contains(field), "{}", cut(&err));
+            assert!(
+                err.len() < 1_000,
+                "{field}: the message is {} bytes",
+                err.len()
+            );
+        }
+        assert!(parse_peak(&peak("promo", "e-1", target)).is_ok());
+    }
 }

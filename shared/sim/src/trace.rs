@@ -2,6 +2,7 @@
 //! the start of the interval, equally spaced from 10 s to 1 h. Every bad row is reported with its
 //! line number (not just the first), so a trace is fixed in one pass.
 
+use headroom_core::text::cut;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -73,7 +74,10 @@ impl Trace {
                 if header != ["timestamp", "requests"] {
                     issues.push(TraceIssue {
                         line,
-                        problem: format!("the header is {row:?}; it must be `timestamp,requests`"),
+                        problem: format!(
+                            "the header is {:?}; it must be `timestamp,requests`",
+                            cut(row)
+                        ),
                     });
                 }
                 continue;
@@ -201,22 +205,27 @@ fn parse_row(row: &str) -> Result<(DateTime<Utc>, u64), String> {
     let mut fields = row.split(',');
     let (Some(ts), Some(n), None) = (fields.next(), fields.next(), fields.next()) else {
         return Err(format!(
-            "{row:?} must have exactly two fields: timestamp,requests"
+            "{:?} must have exactly two fields: timestamp,requests",
+            cut(row)
         ));
     };
     let ts = ts.trim();
     let at = DateTime::parse_from_rfc3339(ts).map_err(|e| {
-        format!("timestamp {ts:?} is not RFC 3339 ({e}); write e.g. 2026-03-14T09:00:00Z")
+        format!(
+            "timestamp {:?} is not RFC 3339 ({e}); write e.g. 2026-03-14T09:00:00Z",
+            cut(ts)
+        )
     })?;
     if at.offset().local_minus_utc() != 0 {
         return Err(format!(
-            "timestamp {ts:?} is not in UTC; write it with a `Z`"
+            "timestamp {:?} is not in UTC; write it with a `Z`",
+            cut(ts)
         ));
     }
     let n = n.trim();
     let count: u64 = n
         .parse()
-        .map_err(|_| format!("requests {n:?} is not a non-negative whole number"))?;
+        .map_err(|_| format!("requests {:?} is not a non-negative whole number", cut(n)))?;
     Ok((at.with_timezone(&Utc), count))
 }
 
@@ -277,5 +286,22 @@ mod tests {
         let err =
             Trace::parse("one.csv", "timestamp,requests\n2026-01-01T00:00:00Z,1\n").unwrap_err();
         assert!(err.to_string().contains("at least two rows"), "{err}");
+    }
+
+    #[test]
+    fn a_huge_bad_row_is_quoted_cut_not_whole() {
+        // GIVEN a trace whose bad rows are megabytes long
+        let huge = "x".repeat(2 * 1024 * 1024);
+        let text = format!(
+            "timestamp,requests\n2026-01-01T00:00:00Z,1\n{huge}\n{huge},1\n2026-01-01T00:00:20Z,{huge}\n"
+        );
+        let err = Trace::parse("big.csv", &text).unwrap_err().to_string();
+        // THEN each is named by line, quoted at most 200 characters with an ellipsis
+        assert!(err.len() < 2_000, "the message is {} bytes", err.len());
+        assert!(
+            err.contains("line 3:") && err.contains("line 4:") && err.contains("line 5:"),
+            "{err}"
+        );
+        assert!(err.contains('…'), "{err}");
     }
 }

@@ -133,9 +133,56 @@ impl Default for ReviewPolicy {
     }
 }
 
-/// Alarm names in a plan may be given as names or ARNs; an ARN's last segment is the name.
+/// A CloudWatch alarm ARN, split: `arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlarmArn<'a> {
+    pub partition: &'a str,
+    pub region: &'a str,
+    pub account: &'a str,
+    pub name: &'a str,
+}
+
+impl<'a> AlarmArn<'a> {
+    pub fn parse(arn: &'a str) -> Result<Self, String> {
+        let bad = |why: &str| {
+            format!(
+                "{:?} is not a CloudWatch alarm ARN ({why}): write \
+                 arn:aws:cloudwatch:REGION:ACCOUNT:alarm:NAME",
+                crate::text::cut(arn)
+            )
+        };
+        let parts: Vec<&str> = arn.splitn(7, ':').collect();
+        let [arn_lit, partition, service, region, account, kind, name] = parts[..] else {
+            return Err(bad("it has fewer than 7 parts"));
+        };
+        if arn_lit != "arn" || service != "cloudwatch" || kind != "alarm" {
+            return Err(bad("expected `arn:…:cloudwatch:…:…:alarm:…`"));
+        }
+        if partition.is_empty() || region.is_empty() {
+            return Err(bad("the partition or region is empty"));
+        }
+        if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad("the account is not 12 digits"));
+        }
+        if name.is_empty() {
+            return Err(bad("the alarm name is empty"));
+        }
+        Ok(Self {
+            partition,
+            region,
+            account,
+            name,
+        })
+    }
+}
+
+/// Alarms in a plan are given by name or by ARN. A name matches the alarm of that name; an ARN
+/// matches only the alarm with exactly that ARN (never a same-named alarm in another account or
+/// region, nor an event that carries no ARN).
 pub fn alarm_matches(configured: &str, alarm_name: &str, alarm_arn: Option<&str>) -> bool {
-    configured == alarm_name
-        || alarm_arn == Some(configured)
-        || configured.rsplit(':').next() == Some(alarm_name) && configured.starts_with("arn:")
+    if configured.starts_with("arn:") {
+        alarm_arn == Some(configured)
+    } else {
+        configured == alarm_name
+    }
 }

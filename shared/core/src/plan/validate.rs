@@ -13,6 +13,8 @@ use crate::claim::Ramp;
 use crate::cron::Cron;
 use crate::duration::Span;
 use crate::ids::ScalableTargetId;
+use crate::lead_samples::LEAD_SAMPLES_KEPT;
+use crate::text::cut;
 
 /// Defaults for what a plan leaves out. Documented in the README's plan section.
 pub const DEFAULT_LEAD_TIME: Span = Span::minutes(15);
@@ -20,6 +22,18 @@ pub const DEFAULT_RAMP: Ramp = Ramp {
     step: Span::minutes(10),
     keep_percent: 50,
 };
+/// The longest plan text accepted: the plan is stored as one DynamoDB item (400 KB at most,
+/// attribute names and the other attributes included), so a larger plan would validate and then
+/// fail at the write. This leaves 25 KB for the rest of the item.
+pub const MAX_PLAN_BYTES: usize = 384_000;
+/// AAS takes MinCapacity and MaxCapacity as Integer.
+pub const MAX_CAPACITY: u32 = i32::MAX as u32;
+/// CloudWatch alarm names and metric names are 1-255 characters.
+pub const MAX_ALARM_NAME: usize = 255;
+/// A CloudWatch alarm ARN: `arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>`, the
+/// name at most [`MAX_ALARM_NAME`].
+pub const MAX_ALARM_ARN: usize = 400;
+
 /// No claim may hold longer than this: a lost event must never pin capacity for long.
 pub const LONGEST_HOLD: Span = Span::hours(7 * 24);
 
@@ -60,6 +74,17 @@ pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
         }],
     })?;
     let mut v = Validator::default();
+    if text.len() > MAX_PLAN_BYTES {
+        v.fail(
+            "file",
+            format!(
+                "is {} bytes; a plan is stored as one DynamoDB item (400 KB at most), so it may \
+                 hold at most {MAX_PLAN_BYTES} bytes: split the targets over fewer alarms and \
+                 peaks, or drop comments",
+                text.len()
+            ),
+        );
+    }
     let plan = v.plan(&raw);
     if v.issues.is_empty() {
         Ok(plan)
@@ -151,6 +176,15 @@ impl Validator {
         if t.max_capacity == 0 {
             self.fail(format!("{at}.max_capacity"), "must be at least 1");
         }
+        if t.max_capacity > MAX_CAPACITY {
+            self.fail(
+                format!("{at}.max_capacity"),
+                format!(
+                    "{} is above {MAX_CAPACITY}, the largest capacity Application Auto Scaling takes",
+                    t.max_capacity
+                ),
+            );
+        }
         if t.min_capacity > t.max_capacity {
             self.fail(
                 format!("{at}.min_capacity"),
@@ -174,7 +208,10 @@ impl Validator {
             if !valid_claim_name(&p.name) {
                 self.fail(
                     format!("{pat}.name"),
-                    format!("{:?} must be 1-64 letters, digits, '-' or '_'", p.name),
+                    format!(
+                        "{:?} must be 1-64 letters, digits, '-' or '_'",
+                        cut(&p.name)
+                    ),
                 );
             } else if !names.insert(p.name.clone()) {
                 self.fail(
@@ -220,7 +257,10 @@ impl Validator {
                         Err(e) => {
                             self.fail(
                                 format!("{pat}.at"),
-                                format!("{at_text:?} is not RFC 3339 ({e}); write e.g. 2026-12-01T18:00:00Z"),
+                                format!(
+                                    "{:?} is not RFC 3339 ({e}); write e.g. 2026-12-01T18:00:00Z",
+                                    cut(at_text)
+                                ),
                             );
                             None
                         }
@@ -262,7 +302,7 @@ impl Validator {
                 Some(other) => {
                     self.fail(
                         format!("{gat}.floor"),
-                        format!("{other:?} is unknown: use high_water or current"),
+                        format!("{:?} is unknown: use high_water or current", cut(other)),
                     );
                     GuardFloor::HighWater
                 }
@@ -368,8 +408,14 @@ impl Validator {
             );
         }
         self.bounded_span(&format!("{mat}.max"), out.max, Span::hours(24));
-        if out.min_samples == 0 {
-            self.fail(format!("{mat}.min_samples"), "must be at least 1");
+        if out.min_samples == 0 || out.min_samples as usize > LEAD_SAMPLES_KEPT {
+            self.fail(
+                format!("{mat}.min_samples"),
+                format!(
+                    "{} must be between 1 and {LEAD_SAMPLES_KEPT} (the samples kept per target)",
+                    out.min_samples
+                ),
+            );
         }
         out
     }
@@ -385,6 +431,37 @@ impl Validator {
         }
         if alarms.iter().any(|a| a.trim().is_empty()) {
             self.fail(format!("{at}.alarms"), "an alarm name is empty");
+        }
+        for a in alarms {
+            let (limit, what) = if a.starts_with("arn:") {
+                (MAX_ALARM_ARN, "an alarm ARN")
+            } else {
+                (MAX_ALARM_NAME, "a CloudWatch alarm name")
+            };
+            if a.chars().count() > limit {
+                self.fail(
+                    format!("{at}.alarms"),
+                    format!(
+                        "{:?} is longer than {what} can be ({limit} characters)",
+                        cut(a)
+                    ),
+                );
+            } else if a.starts_with("arn:") {
+                if let Err(e) = AlarmArn::parse(a) {
+                    self.fail(format!("{at}.alarms"), e);
+                }
+            }
+        }
+        for m in metrics {
+            if m.chars().count() > MAX_ALARM_NAME {
+                self.fail(
+                    format!("{at}.metrics"),
+                    format!(
+                        "{:?} is longer than a CloudWatch metric name can be ({MAX_ALARM_NAME} characters)",
+                        cut(m)
+                    ),
+                );
+            }
         }
         if metrics.iter().any(|m| m.trim().is_empty()) {
             self.fail(
@@ -418,7 +495,13 @@ impl Validator {
         match tz.parse::<Tz>() {
             Ok(tz) => Some(tz),
             Err(_) => {
-                self.fail(at, format!("{tz:?} is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)"));
+                self.fail(
+                    at,
+                    format!(
+                        "{:?} is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)",
+                        cut(tz)
+                    ),
+                );
                 None
             }
         }
@@ -577,5 +660,86 @@ max_capacity = 2
         let text = parse_plan("dup.toml", text).unwrap_err().to_string();
         assert!(text.contains("exactly one of `cron`"), "{text}");
         assert!(text.contains("listed twice"), "{text}");
+    }
+
+    fn one_target(body: &str) -> String {
+        format!("version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\n{body}")
+    }
+
+    #[test]
+    fn numbers_beyond_what_aws_accepts_are_refused() {
+        // AAS takes capacities as Integer (i32): 3,000,000,000 would fail every tick at the SDK.
+        let err = parse_plan(
+            "big.toml",
+            &one_target("min_capacity = 1\nmax_capacity = 3000000000\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("target[0].max_capacity") && err.contains("2147483647"),
+            "{err}"
+        );
+        // A cron step must fit its field (this one overflowed the parser).
+        let err = parse_plan(
+            "step.toml",
+            &one_target(
+                "min_capacity = 1\nmax_capacity = 2\n[[target.peak]]\nname = \"p\"\ncron = \"30/4294967295 * * * *\"\nduration = \"1h\"\nfloor = 1\n",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("target[0].peak[0].cron"), "{err}");
+        assert!(err.contains("step"), "{err}");
+        // More samples than are ever kept would never be reached.
+        let err = parse_plan(
+            "samples.toml",
+            &one_target(
+                "min_capacity = 1\nmax_capacity = 2\n[target.lead_time_measured]\nmin_samples = 4000000000\n",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("min_samples"), "{err}");
+        // CloudWatch alarm and metric names are at most 255 characters.
+        let long = "a".repeat(256);
+        let err = parse_plan(
+            "names.toml",
+            &one_target(&format!(
+                "min_capacity = 1\nmax_capacity = 2\n[target.guard]\nalarms = [\"{long}\"]\nmetrics = [\"{long}\"]\n"
+            )),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("target[0].guard.alarms"), "{err}");
+        assert!(err.contains("target[0].guard.metrics"), "{err}");
+        assert!(
+            !err.contains(&long),
+            "the message must not quote it whole: {err}"
+        );
+    }
+
+    #[test]
+    fn the_largest_accepted_numbers_still_validate() {
+        let plan = parse_plan(
+            "edge.toml",
+            &one_target(&format!(
+                "min_capacity = 0\nmax_capacity = {}\n[[target.peak]]\nname = \"p\"\ncron = \"*/59 */23 */31 */12 */7\"\nduration = \"1h\"\nfloor = 1\n",
+                i32::MAX
+            )),
+        );
+        assert!(plan.is_ok(), "{plan:?}");
+    }
+
+    #[test]
+    fn a_plan_too_large_for_one_dynamodb_item_is_refused() {
+        // GIVEN a valid plan padded with comments past what one item can hold
+        let mut text = one_target("min_capacity = 1\nmax_capacity = 2\n");
+        while text.len() <= MAX_PLAN_BYTES {
+            text.push_str(&format!("# {}\n", "x".repeat(200)));
+        }
+        // THEN validation refuses it, naming the limit
+        let err = parse_plan("huge.toml", &text).unwrap_err().to_string();
+        assert!(err.contains("400 KB"), "{err}");
+        assert!(err.contains(&MAX_PLAN_BYTES.to_string()), "{err}");
     }
 }
