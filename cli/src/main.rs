@@ -2,6 +2,8 @@
 //! the command line and dispatches.
 
 mod aws;
+#[macro_use]
+mod exit;
 mod explain;
 mod pause;
 mod plan_cmd;
@@ -54,11 +56,5 @@ async fn main() -> std::process::ExitCode {
         Command::Reviews(cmd) => reviews::run(cmd).await,
         Command::Simulate(args) => simulate::run(args),
     };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    exit::finish(result)
 }

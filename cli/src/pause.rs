@@ -33,8 +33,11 @@ pub fn parse_until(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Ut
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&Utc));
     }
-    let span = Span::parse(text)
-        .map_err(|e| anyhow::anyhow!("--until {text:?} is neither RFC 3339 nor a duration: {e}"))?;
+    let span = Span::parse(text).map_err(|e| {
+        crate::exit::usage(format!(
+            "--until {text:?} is neither RFC 3339 nor a duration: {e}"
+        ))
+    })?;
     Ok(now + span.to_chrono())
 }
 
@@ -54,7 +57,7 @@ pub async fn pause(args: PauseArgs) -> anyhow::Result<()> {
         )]
     };
     change(&args.table, &args.target, now, "pause", &apply).await?;
-    println!("{} paused until {}", args.target, until.to_rfc3339());
+    outln!("{} paused until {}", args.target, until.to_rfc3339())?;
     Ok(())
 }
 
@@ -65,10 +68,12 @@ pub async fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         vec!["resumed by an operator".to_owned()]
     };
     let outcome = change(&args.table, &args.target, now, "resume", &apply).await?;
-    println!(
+    outln!(
         "{} resumed: min {} max {}",
-        args.target, outcome.desired.min, outcome.desired.max
-    );
+        args.target,
+        outcome.desired.min,
+        outcome.desired.max
+    )?;
     Ok(())
 }
 

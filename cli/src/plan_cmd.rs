@@ -62,13 +62,13 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
     match cmd {
         PlanCommand::Validate { file } => {
             let (_, plan) = read_plan(&file)?;
-            println!(
+            outln!(
                 "{} is valid: {} managed target(s)",
                 file.display(),
                 plan.targets.len()
-            );
+            )?;
             for t in &plan.targets {
-                println!(
+                outln!(
                     "  {}  min {} max {}  lead time {}  peaks {}  guard {}  wake {}",
                     t.id,
                     t.min_capacity,
@@ -77,23 +77,19 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
                     t.peaks.len(),
                     if t.guard.is_some() { "yes" } else { "no" },
                     if t.wake.is_some() { "yes" } else { "no" },
-                );
+                )?;
             }
             Ok(())
         }
         PlanCommand::Apply { file, table } => {
             let (text, plan) = read_plan(&file)?;
             let aws = Aws::connect(&table).await?;
-            let current = aws
-                .store
-                .load_plan()
-                .await
-                .context("failed to read the stored plan")?;
+            let current = aws.store.load_plan().await?;
             if current.as_ref().is_some_and(|c| c.text == text) {
-                println!(
+                outln!(
                     "the stored plan (version {}) is already this file: nothing written",
                     current.map_or(0, |c| c.version)
-                );
+                )?;
                 return Ok(());
             }
             let expected = current.as_ref().map_or(0, |c| c.version);
@@ -103,9 +99,9 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
                 source_name: file.display().to_string(),
                 applied_at: Utc::now(),
             };
-            match aws.store.save_plan(&stored, expected).await.context("failed to store the plan")? {
+            match aws.store.save_plan(&stored, expected).await? {
                 SaveOutcome::Saved => {
-                    println!("stored plan version {} ({} targets) in table {}", expected + 1, plan.targets.len(), table.table);
+                    outln!("stored plan version {} ({} targets) in table {}", expected + 1, plan.targets.len(), table.table)?;
                     Ok(())
                 }
                 SaveOutcome::Conflict => anyhow::bail!("someone stored another plan version meanwhile: run `headroom plan show`, then apply again"),
@@ -113,26 +109,21 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
         }
         PlanCommand::Show { table } => {
             let aws = Aws::connect(&table).await?;
-            match aws
-                .store
-                .load_plan()
-                .await
-                .context("failed to read the stored plan")?
-            {
+            match aws.store.load_plan().await? {
                 Some(p) => {
-                    println!(
+                    outln!(
                         "# version {} from {} applied {}\n{}",
                         p.version,
                         p.source_name,
                         p.applied_at.to_rfc3339(),
                         p.text
-                    );
+                    )?;
                     Ok(())
                 }
-                None => anyhow::bail!(
+                None => Err(crate::exit::not_found(format!(
                     "no plan stored in table {}: run `headroom plan apply FILE`",
                     table.table
-                ),
+                ))),
             }
         }
         PlanCommand::Preview {
@@ -142,17 +133,17 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
             step,
         } => {
             let (_, plan) = read_plan(&file)?;
-            print!(
+            out!(
                 "{}",
                 preview(&plan, from.unwrap_or_else(Utc::now), period, step)
-            );
+            )?;
             Ok(())
         }
         PlanCommand::InitTable { table } => {
             let aws = Aws::connect(&table).await?;
             let created =
                 headroom_adapters::create_table(&aws.clients.dynamo, &table.table).await?;
-            println!("table {}: {created:?}", table.table);
+            outln!("table {}: {created:?}", table.table)?;
             Ok(())
         }
     }

@@ -67,9 +67,9 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        outln!("{}", serde_json::to_string_pretty(&report.to_json())?)?;
     } else {
-        print!("{}", report.table());
+        out!("{}", report.table())?;
     }
     Ok(())
 }

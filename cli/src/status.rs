@@ -33,7 +33,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let (version, plan) = load_plan(&aws.store).await?;
     let targets: Vec<_> = match &args.target {
         Some(id) => vec![plan.target(id).ok_or_else(|| {
-            anyhow::anyhow!("{id} is not managed by the stored plan (version {version})")
+            crate::exit::not_found(format!(
+                "{id} is not managed by the stored plan (version {version})"
+            ))
         })?],
         None => plan.targets.iter().collect(),
     };
@@ -76,24 +78,24 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "plan_version": version, "targets": rows }))?
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "plan version {version}, {} target(s), at {}",
             rows.len(),
             now.to_rfc3339()
-        );
+        )?;
         for row in &rows {
-            print_row(row);
+            print_row(row)?;
         }
     }
     Ok(())
 }
 
-fn print_row(row: &Value) {
+fn print_row(row: &Value) -> std::io::Result<()> {
     let bounds = |b: &Value| match b {
         Value::Null => "not registered".to_owned(),
         b => format!(
@@ -107,9 +109,9 @@ fn print_row(row: &Value) {
             }
         ),
     };
-    println!("\n{}", row["target"].as_str().unwrap_or("?"));
-    println!("  AAS now:   {}", bounds(&row["observed"]));
-    println!(
+    outln!("\n{}", row["target"].as_str().unwrap_or("?"))?;
+    outln!("  AAS now:   {}", bounds(&row["observed"]))?;
+    outln!(
         "  headroom:  {}{}",
         bounds(&row["desired"]),
         if row["in_step"] == true {
@@ -117,45 +119,45 @@ fn print_row(row: &Value) {
         } else {
             "  <- will change at the next reconcile"
         }
-    );
+    )?;
     for reason in row["reasons"].as_array().into_iter().flatten() {
-        println!("    because {}", reason.as_str().unwrap_or(""));
+        outln!("    because {}", reason.as_str().unwrap_or(""))?;
     }
     for claim in row["claims"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "  claim {} floor {} ({} until {})",
             claim["source"].as_str().unwrap_or("?"),
             claim["floor"],
             claim["phase"].as_str().unwrap_or(""),
             claim["until"].as_str().unwrap_or("")
-        );
+        )?;
     }
     if !row["paused"].is_null() {
-        println!(
+        outln!(
             "  PAUSED until {}: {}",
             row["paused"]["until"].as_str().unwrap_or(""),
             row["paused"]["reason"].as_str().unwrap_or("")
-        );
+        )?;
     }
     if !row["drift"].is_null() {
-        println!(
+        outln!(
             "  drift seen {}: AAS had {} while headroom had set {}",
             row["drift"]["detected_at"].as_str().unwrap_or(""),
             bounds(&row["drift"]["observed"]),
             bounds(&row["drift"]["expected"])
-        );
+        )?;
     }
-    println!(
+    outln!(
         "  lead time: {} ({})",
         row["lead_time"]["span"].as_str().unwrap_or(""),
         row["lead_time"]["detail"].as_str().unwrap_or("")
-    );
+    )?;
     if let Some(model) = row["model"].as_str() {
-        println!("  model:     {model}");
+        outln!("  model:     {model}")?;
     }
     let wake = &row["wake_latency"];
     if wake["count"].as_u64().unwrap_or(0) > 0 || !wake["pending_since"].is_null() {
-        println!(
+        outln!(
             "  wake latency: last {}s, median {}s over {} wake(s){}",
             wake["last_seconds"],
             wake["median_seconds"],
@@ -168,15 +170,16 @@ fn print_row(row: &Value) {
                     wake["pending_since"].as_str().unwrap_or("")
                 )
             }
-        );
+        )?;
     }
     for d in row["recent_decisions"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "  decision {} [{}] min {} — {}",
             d["at"].as_str().unwrap_or(""),
             d["trigger"].as_str().unwrap_or(""),
             d["desired"]["min"],
             d["reasons"][0].as_str().unwrap_or("")
-        );
+        )?;
     }
+    Ok(())
 }

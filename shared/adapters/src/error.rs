@@ -305,10 +305,14 @@ fn describe_transport<E>(err: &SdkError<E, HttpResponse>) -> Answer
 where
     E: StdError + 'static,
 {
-    let message = match err {
+    let mut message = match err {
         SdkError::TimeoutError(_) => "no answer in time".to_owned(),
         other => chain_text(other),
     };
+    // The SDK lists every provider of its chain, one per line: the hint says where to look.
+    if let Some(cut) = message.find("no credentials found in chain") {
+        message.truncate(cut + "no credentials found in chain".len());
+    }
     let lower = message.to_ascii_lowercase();
     let (kind, hint) = if lower.contains("region") {
         (

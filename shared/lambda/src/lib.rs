@@ -7,6 +7,7 @@
 //!   an asynchronous event is answered as rejected and logged with its reason; a direct caller
 //!   (a deployment pipeline waiting for the answer) gets the error as the invocation's failure.
 
+use headroom_core::ports::PortError;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -36,7 +37,22 @@ pub enum Caller {
     Direct,
 }
 
-/// Turns a handler's result into the invocation's answer under the error policy above.
+/// The AWS failure behind an error, if any: the first [`PortError`] in its source chain.
+pub fn port_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a PortError> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(port) = e.downcast_ref::<PortError>() {
+            return Some(port);
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// Turns a handler's result into the invocation's answer under the error policy above. The log
+/// line and the answer carry the AWS error code as a field of its own (`error_code`), beside the
+/// one-line message that already names it; a retryable error's message is what the failure
+/// destination keeps (Lambda's `errorMessage`).
 pub fn respond<O: Serialize, E: Classified>(
     result: Result<O, E>,
     request_id: &str,
@@ -44,16 +60,24 @@ pub fn respond<O: Serialize, E: Classified>(
 ) -> Result<Value, lambda_runtime::Error> {
     match result {
         Ok(outcome) => Ok(serde_json::to_value(outcome)?),
-        Err(e) if e.is_retryable() => {
-            tracing::warn!(error = %e, request_id, retryable = true, "invocation failed; Lambda will retry");
-            Err(lambda_runtime::Error::from(e))
-        }
         Err(e) => {
-            tracing::error!(error = %e, request_id, retryable = false, "event rejected");
+            let port = port_error_of(&e);
+            let error_code = port.and_then(|p| p.code.as_deref()).unwrap_or("");
+            let operation = port.map_or("", |p| p.operation.as_str());
+            if e.is_retryable() {
+                tracing::warn!(error = %e, error_code, operation, request_id, retryable = true, "invocation failed; Lambda will retry");
+                return Err(lambda_runtime::Error::from(e));
+            }
+            tracing::error!(error = %e, error_code, operation, request_id, retryable = false, "event rejected");
             match caller {
                 Caller::Direct => Err(lambda_runtime::Error::from(e)),
                 Caller::Asynchronous => {
-                    Ok(json!({ "handled": "rejected", "error": e.to_string() }))
+                    let mut answer = json!({ "handled": "rejected", "error": e.to_string() });
+                    if let Some(port) = port {
+                        answer["error_code"] = json!(port.code);
+                        answer["error_kind"] = json!(port.kind);
+                    }
+                    Ok(answer)
                 }
             }
         }
@@ -95,5 +119,32 @@ mod tests {
             respond::<_, Failure>(Ok(json!({"x": 1})), "r4", Caller::Direct).unwrap()["x"],
             1
         );
+    }
+
+    /// A handler error wrapping a port error, as `ReconcileError::Port` does.
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to reconcile endpoint/x/variant/v: {0}")]
+    struct Wrapped(#[source] PortError);
+    impl Classified for Wrapped {
+        fn is_retryable(&self) -> bool {
+            self.0.is_retryable()
+        }
+    }
+
+    #[test]
+    fn a_rejected_answer_carries_the_aws_code_once() {
+        use headroom_core::ports::{ErrorClass, FailureKind};
+        let port = PortError::new("save the target state", ErrorClass::Permanent, "sdk error")
+            .with_answer(
+                FailureKind::Aws,
+                Some("ValidationException".into()),
+                "Item size has exceeded the maximum allowed size",
+            );
+        let answered = respond::<(), _>(Err(Wrapped(port)), "r5", Caller::Asynchronous).unwrap();
+        assert_eq!(answered["error_code"], "ValidationException");
+        assert_eq!(answered["error_kind"], "aws");
+        let error = answered["error"].as_str().unwrap();
+        assert_eq!(error.matches("ValidationException").count(), 1, "{error}");
+        assert_eq!(error.matches("maximum allowed size").count(), 1, "{error}");
     }
 }
