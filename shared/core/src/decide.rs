@@ -143,6 +143,9 @@ pub fn decide(
     now: DateTime<Utc>,
 ) -> Decision {
     let mut next = state.clone();
+    // A decision is only applied (and its state written) when the reconcile gets this far and
+    // AAS accepts it, so a written decision ends any failure the tick recorded.
+    next.last_error = None;
     next.prune(now);
     let claims = live_claims(target, &next.claims, lead_time, now);
     let (desired, winner) = arbitrate(target, &claims);
