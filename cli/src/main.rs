@@ -4,6 +4,7 @@
 mod aws;
 #[macro_use]
 mod exit;
+mod completions;
 mod explain;
 mod pause;
 mod plan_cmd;
@@ -42,6 +43,8 @@ enum Command {
     Reviews(reviews::ReviewsCommand),
     /// Replay a traffic trace against modelled AAS, with and without headroom.
     Simulate(simulate::SimulateArgs),
+    /// Print a shell completion script (bash, zsh, fish, ...).
+    Completions(completions::CompletionsArgs),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -55,6 +58,9 @@ async fn main() -> std::process::ExitCode {
         Command::Explain(args) => explain::run(args).await,
         Command::Reviews(cmd) => reviews::run(cmd).await,
         Command::Simulate(args) => simulate::run(args),
+        Command::Completions(args) => {
+            completions::run(args, <Cli as clap::CommandFactory>::command())
+        }
     };
     exit::finish(result)
 }

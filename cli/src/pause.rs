@@ -38,13 +38,21 @@ pub fn parse_until(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Ut
             "--until {text:?} is neither RFC 3339 nor a duration: {e}"
         ))
     })?;
-    Ok(now + span.to_chrono())
+    // To the second: the time is shown and stored, and nanoseconds only get in the way.
+    Ok(chrono::SubsecRound::trunc_subsecs(
+        now + span.to_chrono(),
+        0,
+    ))
 }
 
 pub async fn pause(args: PauseArgs) -> anyhow::Result<()> {
     let now = Utc::now();
     let until = parse_until(&args.until, now)?;
-    anyhow::ensure!(until > now, "--until {} is in the past", until.to_rfc3339());
+    anyhow::ensure!(
+        until > now,
+        "--until {} is in the past",
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
     let reason = args.reason.clone();
     let apply = move |state: &mut TargetState| {
         state.pause = Some(Pause {
@@ -53,11 +61,15 @@ pub async fn pause(args: PauseArgs) -> anyhow::Result<()> {
         });
         vec![format!(
             "paused until {} by an operator: {reason}",
-            until.to_rfc3339()
+            until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )]
     };
     change(&args.table, &args.target, now, "pause", &apply).await?;
-    outln!("{} paused until {}", args.target, until.to_rfc3339())?;
+    outln!(
+        "{} paused until {}",
+        args.target,
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )?;
     Ok(())
 }
 

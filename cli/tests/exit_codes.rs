@@ -127,3 +127,55 @@ fn a_closed_stdout_ends_quietly() {
         assert_eq!(out.status.code(), Some(0), "headroom {args:?}: {text}");
     }
 }
+
+#[test]
+fn plan_validate_and_preview_speak_json() {
+    let out = headroom()
+        .args(["plan", "validate", "--json", "events/plans/example.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["valid"], true);
+    assert!(
+        v["targets"].as_array().is_some_and(|t| !t.is_empty()),
+        "{v}"
+    );
+
+    let bad = std::env::temp_dir().join(format!("headroom-bad-{}.toml", std::process::id()));
+    std::fs::write(&bad, "version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\nmin_capacity = \"x\"\nmax_capacity = 0\nlead_time = \"3x\"\n").expect("write");
+    let out = headroom()
+        .args(["plan", "validate", "--json"])
+        .arg(&bad)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["valid"], false);
+    // two type errors and max_capacity 0, all three in one run
+    assert_eq!(v["issues"].as_array().map(Vec::len), Some(3), "{v}");
+
+    let out = headroom()
+        .args(["plan", "preview", "--json", "events/plans/example.toml"])
+        .args(["--from", "2026-12-01T00:00:00Z", "--period", "1d"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["targets"][0]["changes"][0]["at"], "2026-12-01T00:00:00Z");
+}
+
+#[test]
+fn completions_are_printed_for_bash_zsh_and_fish() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = headroom()
+            .args(["completions", shell])
+            .output()
+            .expect("runs");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        assert!(
+            script.contains("simulate") && script.contains("preview"),
+            "{shell}"
+        );
+    }
+}
