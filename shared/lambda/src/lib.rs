@@ -13,14 +13,51 @@ use serde_json::{json, Value};
 
 /// JSON logs, one object per line, level from `RUST_LOG` (default `info`).
 pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .json()
+    json_logs(std::io::stdout)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
-        .with_current_span(false)
-        .with_target(false)
         .init();
+}
+
+/// The log format: one JSON object per line with the event's fields at the top level
+/// (`action`, `target_id`, `min` ..., not nested under `fields`), so a Logs Insights query says
+/// `filter action = "register"`. The README's "Logs" section lists the fields.
+pub fn json_logs<W>(
+    writer: W,
+) -> tracing_subscriber::fmt::SubscriberBuilder<
+    tracing_subscriber::fmt::format::JsonFields,
+    tracing_subscriber::fmt::format::Format<tracing_subscriber::fmt::format::Json>,
+    tracing::level_filters::LevelFilter,
+    W,
+>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_target(false)
+        .with_writer(writer)
+}
+
+/// Call first in `main`, before any thread starts. Lambda sets `AWS_LAMBDA_MAX_CONCURRENCY=1`
+/// on ordinary functions, and `lambda_runtime::run` then warns on every cold start that its
+/// `concurrency-tokio` feature is off, although one invocation at a time is exactly what it
+/// does and what headroom wants. A value of 1 (or none) asks for nothing else, so it is removed;
+/// a larger one (Lambda Managed Instances) is kept, and the warning with it, because then the
+/// warning is true.
+pub fn prepare_runtime() {
+    const VAR: &str = "AWS_LAMBDA_MAX_CONCURRENCY";
+    if std::env::var(VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .is_some_and(|n| n <= 1)
+    {
+        std::env::remove_var(VAR);
+    }
 }
 
 /// An error that knows whether trying again can help.
@@ -118,6 +155,75 @@ mod tests {
         assert_eq!(
             respond::<_, Failure>(Ok(json!({"x": 1})), "r4", Caller::Direct).unwrap()["x"],
             1
+        );
+    }
+
+    #[test]
+    fn a_decision_logs_flat_fields_not_debug_strings() {
+        use headroom_core::decide::{decide, Observed, Suspended};
+        use headroom_core::log::DecisionRecord;
+        use std::sync::{Arc, Mutex};
+
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_logs(move || writer.clone()).finish();
+
+        // GIVEN a decision to register new bounds (AAS has 1..4, the plan says 2..6)
+        let plan = headroom_core::parse_plan(
+            "p",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/chat/variant/AllTraffic\"\nmin_capacity = 2\nmax_capacity = 6\n",
+        )
+        .unwrap();
+        let target = &plan.targets[0];
+        let observed = Observed {
+            id: target.id.clone(),
+            min: 1,
+            max: 4,
+            suspended: Suspended::default(),
+        };
+        let at = "2026-03-14T09:00:00Z".parse().unwrap();
+        let decision = decide(
+            target,
+            Some(&observed),
+            &Default::default(),
+            target.lead_time,
+            at,
+        );
+        let record = DecisionRecord {
+            trigger: "tick".into(),
+            decision,
+            model: Some("m1-0123456789abcdef".into()),
+            notes: vec![],
+        };
+        // WHEN it is logged
+        tracing::subscriber::with_default(subscriber, || record.emit());
+        // THEN the line is flat JSON fields
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["action"], "register", "{text}");
+        assert_eq!(line["target_id"], "endpoint/chat/variant/AllTraffic");
+        assert_eq!(line["min"], 2);
+        assert_eq!(line["max"], 6);
+        assert_eq!(line["trigger"], "tick");
+        assert_eq!(line["model"], "m1-0123456789abcdef");
+        assert_eq!(line["dynamic_scale_in_suspended"], false);
+        assert!(line["reasons"].as_str().unwrap().contains("base minimum"));
+        assert!(line.get("winner").is_none(), "no winner, no field: {text}");
+        assert!(line.get("notes").is_none(), "{text}");
+        assert!(
+            !text.contains("Register {") && !text.contains("Suspended {"),
+            "{text}"
         );
     }
 
