@@ -26,6 +26,44 @@ pub struct SimulateArgs {
     /// Draw demand, instances in service and MinCapacity over time for the three strategies.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
+    /// Chart only this target (default: every target of the world).
+    #[arg(long, requires = "chart")]
+    pub target: Option<String>,
+}
+
+/// The chart's targets: all of the world's, or the one `--target` names, each with its planned
+/// peak windows shaded. (A forecast adds its windows here, labelled "forecast".)
+fn chart_targets(
+    scenario: &Scenario,
+    only: Option<&str>,
+) -> anyhow::Result<Vec<headroom_sim::chart::ChartTarget>> {
+    let targets: Vec<_> = scenario
+        .world
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| only.is_none_or(|name| t.id.to_string() == name))
+        .map(|(index, t)| headroom_sim::chart::ChartTarget {
+            index,
+            name: t.id.to_string(),
+            windows: scenario
+                .peak_windows(index)
+                .into_iter()
+                .map(|(start, end)| headroom_sim::chart::Window {
+                    start,
+                    end,
+                    label: "planned peak".into(),
+                })
+                .collect(),
+        })
+        .collect();
+    if targets.is_empty() {
+        return Err(crate::exit::usage(format!(
+            "--target {}: the world has no such target",
+            only.unwrap_or("")
+        )));
+    }
+    Ok(targets)
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
@@ -50,18 +88,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     }
     let report = Report::new(&scenario, results);
     if let Some(path) = &args.chart {
-        let target = scenario
-            .world
-            .targets
-            .first()
-            .map(|t| t.id.to_string())
-            .unwrap_or_default();
-        headroom_sim::chart::draw(
-            path,
-            &format!("{}: {target}", scenario.name),
-            &report.results,
-            0,
-        )?;
+        let targets = chart_targets(&scenario, args.target.as_deref())?;
+        headroom_sim::chart::draw_targets(path, &scenario.name, &report.results, &targets)?;
         if !args.json {
             eprintln!("chart written to {}", path.display());
         }
