@@ -5,6 +5,7 @@ mod aws;
 #[macro_use]
 mod exit;
 mod completions;
+mod events_cmd;
 mod explain;
 mod pause;
 mod plan_cmd;
@@ -43,6 +44,9 @@ enum Command {
     Reviews(reviews::ReviewsCommand),
     /// Replay a traffic trace against modelled AAS, with and without headroom.
     Simulate(simulate::SimulateArgs),
+    /// Print sample events relative to now (an explicit peak for the walkthrough).
+    #[command(subcommand)]
+    Events(events_cmd::EventsCommand),
     /// Print a shell completion script (bash, zsh, fish, ...).
     Completions(completions::CompletionsArgs),
 }
@@ -58,6 +62,7 @@ async fn main() -> std::process::ExitCode {
         Command::Explain(args) => explain::run(args).await,
         Command::Reviews(cmd) => reviews::run(cmd).await,
         Command::Simulate(args) => simulate::run(args),
+        Command::Events(cmd) => events_cmd::run(cmd),
         Command::Completions(args) => {
             completions::run(args, <Cli as clap::CommandFactory>::command())
         }
