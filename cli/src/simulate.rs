@@ -2,7 +2,6 @@
 //! and without headroom, next to an oracle with perfect foresight. Without arguments it runs the
 //! embedded default scenario.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -68,24 +67,21 @@ fn chart_targets(
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let scenario = load(&args)?;
-    let show_progress = std::io::stderr().is_terminal();
+    // indicatif draws only when stderr is a terminal; piped or redirected, nothing is written.
+    let bar = indicatif::ProgressBar::new(100).with_style(
+        indicatif::ProgressStyle::with_template("simulating {msg:<16} {bar:30} {pos:>3} %")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     let mut progress = |s: Strategy, done: f64| {
-        let mut err = std::io::stderr();
-        let _ = write!(err, "\rsimulating {:<16} {:>3.0} %", s.name(), done * 100.0);
-        let _ = err.flush();
+        bar.set_message(s.name());
+        bar.set_position((done * 100.0).round() as u64);
     };
     let mut options = RunOptions {
         chart: args.chart.is_some(),
-        progress: if show_progress {
-            Some(&mut progress)
-        } else {
-            None
-        },
+        progress: (!bar.is_hidden()).then_some(&mut progress as &mut dyn FnMut(Strategy, f64)),
     };
     let results = headroom_sim::run_all(&scenario, &mut options);
-    if show_progress {
-        eprint!("\r{:40}\r", "");
-    }
+    bar.finish_and_clear();
     let report = Report::new(&scenario, results);
     if let Some(path) = &args.chart {
         let targets = chart_targets(&scenario, args.target.as_deref())?;
