@@ -451,16 +451,16 @@ mod tests {
         assert_eq!(port.operation, "read the plan");
         // A mocked modeled error carries no error metadata, so no code; AWS's own answers do
         // (the `json_error` tests below).
-        assert!(port.message.contains("slow down"), "{port}");
+        assert!(port.message().contains("slow down"), "{port}");
         let source = port
-            .cause
+            .cause()
             .downcast_ref::<SdkError<GetItemError, HttpResponse>>();
         assert!(
             source.is_some_and(|e| e
                 .as_service_error()
                 .is_some_and(|s| s.is_provisioned_throughput_exceeded_exception())),
             "the SDK error must stay the cause: {:?}",
-            port.cause
+            port.cause()
         );
     }
 
@@ -488,7 +488,7 @@ mod tests {
         .await;
         let line = port.to_string();
         assert_eq!(port.kind, FailureKind::NotFound);
-        assert_eq!(port.code.as_deref(), Some("ResourceNotFoundException"));
+        assert_eq!(port.code(), Some("ResourceNotFoundException"));
         assert!(
             line.starts_with("failed to read the current plan from table t: ResourceNotFoundException: Requested resource not found; "),
             "{line}"
@@ -522,8 +522,7 @@ mod tests {
         let line = port.to_string();
         assert_eq!(occurrences(&line, "AccessDeniedException"), 1, "{line}");
         assert!(
-            port.hint
-                .as_deref()
+            port.hint()
                 .is_some_and(|h| h.contains("IAM permission dynamodb:GetItem")),
             "{line}"
         );
@@ -570,7 +569,7 @@ mod tests {
         })
         .await;
         assert_eq!(port.class, ErrorClass::Retryable);
-        assert_eq!(port.code.as_deref(), Some("ThrottlingException"));
+        assert_eq!(port.code(), Some("ThrottlingException"));
         assert!(
             port.to_string()
                 .contains("ThrottlingException: Rate exceeded; transient"),

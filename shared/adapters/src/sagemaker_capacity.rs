@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(err.class, ErrorClass::Retryable);
         assert!(err.operation.contains("llama-8b-ic"), "{}", err.operation);
         let sdk = err
-            .cause
+            .cause()
             .downcast_ref::<SdkError<DescribeInferenceComponentError, HttpResponse>>()
             .expect("the SDK error stays the cause");
         assert_eq!(

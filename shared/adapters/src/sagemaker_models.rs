@@ -346,7 +346,7 @@ mod tests {
         assert_eq!(err.class, ErrorClass::Retryable, "{err}");
         // The SDK error is kept as the cause, not flattened.
         assert!(err
-            .cause
+            .cause()
             .downcast_ref::<SdkError<aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentError, HttpResponse>>()
             .is_some());
     }

@@ -43,10 +43,11 @@ pub enum FailureKind {
 }
 
 /// An AWS call that failed, described once: what failed (`operation`), AWS's error code and
-/// message when AWS answered, and what to do about it. The SDK error is kept in `cause` for code
-/// that wants to inspect it, but it is deliberately not the `source()`: its own display chain
-/// ("service error: ... service error: ...") says nothing the fields do not, so error reporters
-/// that print the chain stop here.
+/// message when AWS answered, and what to do about it. The SDK error is kept as the cause for
+/// code that wants to inspect it, but it is deliberately not the `source()`: its own display
+/// chain ("service error: ... service error: ...") says nothing the fields do not, so error
+/// reporters that print the chain stop here. The details are boxed: every `Result` carrying a
+/// port error stays small.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", self.one_line())]
 pub struct PortError {
@@ -54,13 +55,15 @@ pub struct PortError {
     pub operation: String,
     pub class: ErrorClass,
     pub kind: FailureKind,
-    /// AWS's error code (`ThrottlingException`, `AccessDeniedException`), when AWS answered.
-    pub code: Option<String>,
-    /// AWS's message, or what the transport reported, in one line.
-    pub message: String,
-    /// What the operator should do, when headroom knows.
-    pub hint: Option<String>,
-    pub cause: Box<dyn StdError + Send + Sync>,
+    details: Box<Details>,
+}
+
+#[derive(Debug)]
+struct Details {
+    code: Option<String>,
+    message: String,
+    hint: Option<String>,
+    cause: Box<dyn StdError + Send + Sync>,
 }
 
 impl PortError {
@@ -75,10 +78,12 @@ impl PortError {
             operation: operation.into(),
             class,
             kind: FailureKind::Local,
-            code: None,
-            message: cause.to_string(),
-            hint: None,
-            cause,
+            details: Box::new(Details {
+                code: None,
+                message: cause.to_string(),
+                hint: None,
+                cause,
+            }),
         }
     }
 
@@ -90,14 +95,34 @@ impl PortError {
         message: impl Into<String>,
     ) -> Self {
         self.kind = kind;
-        self.code = code;
-        self.message = message.into();
+        self.details.code = code;
+        self.details.message = message.into();
         self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.details.hint = Some(hint.into());
         self
+    }
+
+    /// AWS's error code (`ThrottlingException`, `AccessDeniedException`), when AWS answered.
+    pub fn code(&self) -> Option<&str> {
+        self.details.code.as_deref()
+    }
+
+    /// AWS's message, or what the transport reported, in one line.
+    pub fn message(&self) -> &str {
+        &self.details.message
+    }
+
+    /// What the operator should do, when headroom knows.
+    pub fn hint(&self) -> Option<&str> {
+        self.details.hint.as_deref()
+    }
+
+    /// The error as the SDK (or the failing step) gave it.
+    pub fn cause(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        self.details.cause.as_ref()
     }
 
     pub fn is_retryable(&self) -> bool {
@@ -107,15 +132,16 @@ impl PortError {
     /// `failed to OPERATION: CODE: MESSAGE; HINT`, each part once.
     pub fn one_line(&self) -> String {
         let mut line = format!("failed to {}: ", self.operation);
-        match &self.code {
-            Some(code) if !self.message.is_empty() && self.message != *code => {
-                line.push_str(&format!("{code}: {}", self.message));
+        let message = self.message();
+        match self.code() {
+            Some(code) if !message.is_empty() && message != code => {
+                line.push_str(&format!("{code}: {message}"));
             }
             Some(code) => line.push_str(code),
-            None if self.message.is_empty() => line.push_str("unknown error"),
-            None => line.push_str(&self.message),
+            None if message.is_empty() => line.push_str("unknown error"),
+            None => line.push_str(message),
         }
-        if let Some(hint) = &self.hint {
+        if let Some(hint) = self.hint() {
             line.push_str("; ");
             line.push_str(hint);
         }

@@ -99,7 +99,7 @@ pub fn respond<O: Serialize, E: Classified>(
         Ok(outcome) => Ok(serde_json::to_value(outcome)?),
         Err(e) => {
             let port = port_error_of(&e);
-            let error_code = port.and_then(|p| p.code.as_deref()).unwrap_or("");
+            let error_code = port.and_then(|p| p.code()).unwrap_or("");
             let operation = port.map_or("", |p| p.operation.as_str());
             if e.is_retryable() {
                 tracing::warn!(error = %e, error_code, operation, request_id, retryable = true, "invocation failed; Lambda will retry");
@@ -111,7 +111,7 @@ pub fn respond<O: Serialize, E: Classified>(
                 Caller::Asynchronous => {
                     let mut answer = json!({ "handled": "rejected", "error": e.to_string() });
                     if let Some(port) = port {
-                        answer["error_code"] = json!(port.code);
+                        answer["error_code"] = json!(port.code());
                         answer["error_kind"] = json!(port.kind);
                     }
                     Ok(answer)
