@@ -55,7 +55,7 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
     )
     .await
     .with_context(|| format!("cannot explain {}", args.event.display()))?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    outln!("{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())
 }
 
@@ -71,7 +71,9 @@ fn plan_path(given: Option<&Path>) -> anyhow::Result<PathBuf> {
             .join(EXAMPLE_PLAN),
     ];
     candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-        anyhow::anyhow!("no --plan given and {EXAMPLE_PLAN} was not found: pass --plan FILE")
+        crate::exit::usage(format!(
+            "no --plan given and {EXAMPLE_PLAN} was not found: pass --plan FILE"
+        ))
     })
 }
 

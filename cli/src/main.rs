@@ -2,6 +2,10 @@
 //! the command line and dispatches.
 
 mod aws;
+#[macro_use]
+mod exit;
+mod completions;
+mod events_cmd;
 mod explain;
 mod pause;
 mod plan_cmd;
@@ -41,6 +45,11 @@ enum Command {
     Reviews(reviews::ReviewsCommand),
     /// Replay a traffic trace against modelled AAS, with and without headroom.
     Simulate(simulate::SimulateArgs),
+    /// Print sample events relative to now (an explicit peak for the walkthrough).
+    #[command(subcommand)]
+    Events(events_cmd::EventsCommand),
+    /// Print a shell completion script (bash, zsh, fish, ...).
+    Completions(completions::CompletionsArgs),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -54,12 +63,10 @@ async fn main() -> std::process::ExitCode {
         Command::Explain(args) => explain::run(args).await,
         Command::Reviews(cmd) => reviews::run(cmd).await,
         Command::Simulate(args) => simulate::run(args),
-    };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
+        Command::Events(cmd) => events_cmd::run(cmd),
+        Command::Completions(args) => {
+            completions::run(args, <Cli as clap::CommandFactory>::command())
         }
-    }
+    };
+    exit::finish(result)
 }

@@ -33,15 +33,26 @@ pub fn parse_until(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Ut
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&Utc));
     }
-    let span = Span::parse(text)
-        .map_err(|e| anyhow::anyhow!("--until {text:?} is neither RFC 3339 nor a duration: {e}"))?;
-    Ok(now + span.to_chrono())
+    let span = Span::parse(text).map_err(|e| {
+        crate::exit::usage(format!(
+            "--until {text:?} is neither RFC 3339 nor a duration: {e}"
+        ))
+    })?;
+    // To the second: the time is shown and stored, and nanoseconds only get in the way.
+    Ok(chrono::SubsecRound::trunc_subsecs(
+        now + span.to_chrono(),
+        0,
+    ))
 }
 
 pub async fn pause(args: PauseArgs) -> anyhow::Result<()> {
     let now = Utc::now();
     let until = parse_until(&args.until, now)?;
-    anyhow::ensure!(until > now, "--until {} is in the past", until.to_rfc3339());
+    anyhow::ensure!(
+        until > now,
+        "--until {} is in the past",
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
     let reason = args.reason.clone();
     let apply = move |state: &mut TargetState| {
         state.pause = Some(Pause {
@@ -50,11 +61,15 @@ pub async fn pause(args: PauseArgs) -> anyhow::Result<()> {
         });
         vec![format!(
             "paused until {} by an operator: {reason}",
-            until.to_rfc3339()
+            until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )]
     };
     change(&args.table, &args.target, now, "pause", &apply).await?;
-    println!("{} paused until {}", args.target, until.to_rfc3339());
+    outln!(
+        "{} paused until {}",
+        args.target,
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )?;
     Ok(())
 }
 
@@ -65,10 +80,12 @@ pub async fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         vec!["resumed by an operator".to_owned()]
     };
     let outcome = change(&args.table, &args.target, now, "resume", &apply).await?;
-    println!(
+    outln!(
         "{} resumed: min {} max {}",
-        args.target, outcome.desired.min, outcome.desired.max
-    );
+        args.target,
+        outcome.desired.min,
+        outcome.desired.max
+    )?;
     Ok(())
 }
 

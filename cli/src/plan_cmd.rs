@@ -14,7 +14,12 @@ use crate::aws::{Aws, TableArgs};
 #[derive(clap::Subcommand, Debug)]
 pub enum PlanCommand {
     /// Check a plan file; print what it manages. Touches nothing.
-    Validate { file: PathBuf },
+    Validate {
+        file: PathBuf,
+        /// Print JSON: `{"file", "valid", "targets", "issues": [{"field", "problem"}]}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Validate and store a plan as the next version (refuses an invalid plan, writing nothing).
     Apply {
         file: PathBuf,
@@ -25,6 +30,9 @@ pub enum PlanCommand {
     Show {
         #[command(flatten)]
         table: TableArgs,
+        /// Print JSON: `{"version", "source_name", "applied_at", "text"}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Show how each target's MinCapacity would move over a period, from the plan alone (no AWS).
     Preview {
@@ -38,6 +46,9 @@ pub enum PlanCommand {
         /// Resolution.
         #[arg(long, default_value = "1m", value_parser = parse_span)]
         step: Span,
+        /// Print JSON: `{"targets": [{"target", "changes": [{"at", "min", "reason"}]}]}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the plan with peaks and a forecast section suggested from the demand history.
     Suggest(crate::suggest::SuggestArgs),
@@ -63,15 +74,53 @@ pub fn read_plan(file: &PathBuf) -> anyhow::Result<(String, Plan)> {
 pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
     match cmd {
         PlanCommand::Suggest(args) => crate::suggest::run(args),
-        PlanCommand::Validate { file } => {
+        PlanCommand::Validate { file, json: true } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("failed to read plan file {}", file.display()))?;
+            let (valid, targets, issues) = match parse_plan(&file.display().to_string(), &text) {
+                Ok(plan) => (
+                    true,
+                    plan.targets.iter().map(target_json).collect(),
+                    Vec::new(),
+                ),
+                Err(e) => (
+                    false,
+                    Vec::new(),
+                    e.issues
+                        .iter()
+                        .map(|i| serde_json::json!({ "field": i.field, "problem": i.problem }))
+                        .collect(),
+                ),
+            };
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "file": file.display().to_string(),
+                    "valid": valid,
+                    "targets": targets,
+                    "issues": issues,
+                }))?
+            )?;
+            if valid {
+                Ok(())
+            } else {
+                // The JSON said it all; the exit code says "invalid input".
+                Err(crate::exit::CliError {
+                    exit: crate::exit::Exit::Invalid,
+                    message: format!("plan {} is invalid", file.display()),
+                }
+                .into())
+            }
+        }
+        PlanCommand::Validate { file, json: false } => {
             let (_, plan) = read_plan(&file)?;
-            println!(
+            outln!(
                 "{} is valid: {} managed target(s)",
                 file.display(),
                 plan.targets.len()
-            );
+            )?;
             for t in &plan.targets {
-                println!(
+                outln!(
                     "  {}  min {} max {}  lead time {}  peaks {}  guard {}  wake {}",
                     t.id,
                     t.min_capacity,
@@ -80,23 +129,19 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
                     t.peaks.len(),
                     if t.guard.is_some() { "yes" } else { "no" },
                     if t.wake.is_some() { "yes" } else { "no" },
-                );
+                )?;
             }
             Ok(())
         }
         PlanCommand::Apply { file, table } => {
             let (text, plan) = read_plan(&file)?;
             let aws = Aws::connect(&table).await?;
-            let current = aws
-                .store
-                .load_plan()
-                .await
-                .context("failed to read the stored plan")?;
+            let current = aws.store.load_plan().await?;
             if current.as_ref().is_some_and(|c| c.text == text) {
-                println!(
+                outln!(
                     "the stored plan (version {}) is already this file: nothing written",
                     current.map_or(0, |c| c.version)
-                );
+                )?;
                 return Ok(());
             }
             let expected = current.as_ref().map_or(0, |c| c.version);
@@ -106,36 +151,36 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
                 source_name: file.display().to_string(),
                 applied_at: Utc::now(),
             };
-            match aws.store.save_plan(&stored, expected).await.context("failed to store the plan")? {
+            match aws.store.save_plan(&stored, expected).await? {
                 SaveOutcome::Saved => {
-                    println!("stored plan version {} ({} targets) in table {}", expected + 1, plan.targets.len(), table.table);
+                    outln!("stored plan version {} ({} targets) in table {}", expected + 1, plan.targets.len(), table.table)?;
                     Ok(())
                 }
                 SaveOutcome::Conflict => anyhow::bail!("someone stored another plan version meanwhile: run `headroom plan show`, then apply again"),
             }
         }
-        PlanCommand::Show { table } => {
+        PlanCommand::Show { table, json } => {
             let aws = Aws::connect(&table).await?;
-            match aws
-                .store
-                .load_plan()
-                .await
-                .context("failed to read the stored plan")?
-            {
+            match aws.store.load_plan().await? {
+                Some(p) if json => {
+                    outln!("{}", serde_json::to_string_pretty(&p)?)?;
+                    Ok(())
+                }
                 Some(p) => {
-                    println!(
+                    outln!(
                         "# version {} from {} applied {}\n{}",
                         p.version,
                         p.source_name,
-                        p.applied_at.to_rfc3339(),
+                        p.applied_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                         p.text
-                    );
+                    )?;
                     Ok(())
                 }
-                None => anyhow::bail!(
+                None => Err(crate::exit::not_found(format!(
                     "no plan stored in table {}: run `headroom plan apply FILE`",
                     table.table
-                ),
+                ))),
             }
         }
         PlanCommand::Preview {
@@ -143,47 +188,108 @@ pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
             from,
             period,
             step,
+            json,
         } => {
             let (_, plan) = read_plan(&file)?;
-            print!(
-                "{}",
-                preview(&plan, from.unwrap_or_else(Utc::now), period, step)
-            );
+            let changes = preview_changes(&plan, from.unwrap_or_else(Utc::now), period, step);
+            if json {
+                let targets: Vec<_> = changes
+                    .iter()
+                    .map(|(target, changes)| {
+                        serde_json::json!({
+                            "target": target,
+                            "changes": changes.iter().map(|c| serde_json::json!({
+                                "at": c.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                                "min": c.min,
+                                "reason": c.reason,
+                            })).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({ "targets": targets }))?
+                )?;
+            } else {
+                out!("{}", preview_text(&changes))?;
+            }
             Ok(())
         }
         PlanCommand::InitTable { table } => {
             let aws = Aws::connect(&table).await?;
             let created =
                 headroom_adapters::create_table(&aws.clients.dynamo, &table.table).await?;
-            println!("table {}: {created:?}", table.table);
+            outln!("table {}: {created:?}", table.table)?;
             Ok(())
         }
     }
 }
 
+/// One change of a target's MinCapacity in a preview.
+pub struct PreviewChange {
+    pub at: DateTime<Utc>,
+    pub min: u32,
+    pub reason: String,
+}
+
 /// Each target's MinCapacity changes over the period, from the plan's peaks alone, as the pure
 /// decision computes them (configured lead time, no stored claims).
-pub fn preview(plan: &Plan, from: DateTime<Utc>, period: Span, step: Span) -> String {
-    let mut out = String::new();
+pub fn preview_changes(
+    plan: &Plan,
+    from: DateTime<Utc>,
+    period: Span,
+    step: Span,
+) -> Vec<(String, Vec<PreviewChange>)> {
     let state = TargetState::default();
+    let mut out = Vec::new();
     for target in &plan.targets {
-        out.push_str(&format!("{}\n", target.id));
+        let mut changes = Vec::new();
         let mut last: Option<u32> = None;
         let mut at = from;
         let end = from + period.to_chrono();
         while at < end {
             let d = decide(target, None, &state, target.lead_time, at);
             if last != Some(d.desired.min) {
-                out.push_str(&format!(
-                    "  {}  min {:>3}  {}\n",
-                    at.format("%Y-%m-%d %H:%MZ"),
-                    d.desired.min,
-                    d.reasons[0]
-                ));
+                changes.push(PreviewChange {
+                    at,
+                    min: d.desired.min,
+                    reason: d.reasons[0].clone(),
+                });
                 last = Some(d.desired.min);
             }
             at += step.to_chrono().max(chrono::Duration::seconds(1));
         }
+        out.push((target.id.to_string(), changes));
     }
     out
+}
+
+/// The preview as text: one block per target, one line per change.
+pub fn preview_text(changes: &[(String, Vec<PreviewChange>)]) -> String {
+    let mut out = String::new();
+    for (target, changes) in changes {
+        out.push_str(&format!("{target}\n"));
+        for c in changes {
+            out.push_str(&format!(
+                "  {}  min {:>3}  {}\n",
+                c.at.format("%Y-%m-%d %H:%MZ"),
+                c.min,
+                c.reason
+            ));
+        }
+    }
+    out
+}
+
+/// What `plan validate` prints about one target, as JSON.
+fn target_json(t: &headroom_core::TargetPlan) -> serde_json::Value {
+    serde_json::json!({
+        "target": t.id.to_string(),
+        "min_capacity": t.min_capacity,
+        "max_capacity": t.max_capacity,
+        "lead_time": t.lead_time.to_string(),
+        "peaks": t.peaks.len(),
+        "guard": t.guard.is_some(),
+        "wake": t.wake.is_some(),
+    })
 }

@@ -69,14 +69,14 @@ async fn list(args: ListArgs) -> anyhow::Result<()> {
     let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
     let reviews = list_reviews(&store, &plan, args.all).await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reviews)?);
+        outln!("{}", serde_json::to_string_pretty(&reviews)?)?;
         return Ok(());
     }
     if reviews.is_empty() {
-        println!("no {}reviews", if args.all { "" } else { "open " });
+        outln!("no {}reviews", if args.all { "" } else { "open " })?;
         return Ok(());
     }
-    print!("{}", table(&reviews));
+    out!("{}", table(&reviews))?;
     Ok(())
 }
 
@@ -88,8 +88,8 @@ async fn show(args: ShowArgs) -> anyhow::Result<()> {
         .await?
         .into_iter()
         .find(|r| r.id == args.id)
-        .ok_or_else(|| anyhow::anyhow!("no review {} among the managed targets' reviews: `headroom reviews list --all` shows them", args.id))?;
-    println!("{}", serde_json::to_string_pretty(&review)?);
+        .ok_or_else(|| crate::exit::not_found(format!("no review {} among the managed targets' reviews: `headroom reviews list --all` shows them", args.id)))?;
+    outln!("{}", serde_json::to_string_pretty(&review)?)?;
     Ok(())
 }
 
@@ -109,7 +109,7 @@ async fn ack(args: AckArgs) -> anyhow::Result<()> {
         Utc::now(),
     )
     .await?;
-    println!(
+    outln!(
         "acknowledged {} ({}) by {}{}",
         done.review.id,
         done.review.target,
@@ -117,7 +117,7 @@ async fn ack(args: AckArgs) -> anyhow::Result<()> {
         done.tag
             .map(|t| format!("; endpoint tag headroom:policy-review={t}"))
             .unwrap_or_default()
-    );
+    )?;
     Ok(())
 }
 

@@ -2,7 +2,6 @@
 //! and without headroom, next to an oracle with perfect foresight. Without arguments it runs the
 //! embedded default scenario.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -26,50 +25,75 @@ pub struct SimulateArgs {
     /// Draw demand, instances in service and MinCapacity over time for the three strategies.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
+    /// Chart only this target (default: every target of the world).
+    #[arg(long, requires = "chart")]
+    pub target: Option<String>,
+}
+
+/// The chart's targets: all of the world's, or the one `--target` names, each with its planned
+/// peak windows shaded. (A forecast adds its windows here, labelled "forecast".)
+fn chart_targets(
+    scenario: &Scenario,
+    only: Option<&str>,
+) -> anyhow::Result<Vec<headroom_sim::chart::ChartTarget>> {
+    let targets: Vec<_> = scenario
+        .world
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| only.is_none_or(|name| t.id.to_string() == name))
+        .map(|(index, t)| headroom_sim::chart::ChartTarget {
+            index,
+            name: t.id.to_string(),
+            windows: scenario
+                .peak_windows(index)
+                .into_iter()
+                .map(|(start, end)| headroom_sim::chart::Window {
+                    start,
+                    end,
+                    label: "planned peak".into(),
+                })
+                .collect(),
+        })
+        .collect();
+    if targets.is_empty() {
+        return Err(crate::exit::usage(format!(
+            "--target {}: the world has no such target",
+            only.unwrap_or("")
+        )));
+    }
+    Ok(targets)
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let scenario = load(&args)?;
-    let show_progress = std::io::stderr().is_terminal();
+    // indicatif draws only when stderr is a terminal; piped or redirected, nothing is written.
+    let bar = indicatif::ProgressBar::new(100).with_style(
+        indicatif::ProgressStyle::with_template("simulating {msg:<16} {bar:30} {pos:>3} %")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     let mut progress = |s: Strategy, done: f64| {
-        let mut err = std::io::stderr();
-        let _ = write!(err, "\rsimulating {:<16} {:>3.0} %", s.name(), done * 100.0);
-        let _ = err.flush();
+        bar.set_message(s.name());
+        bar.set_position((done * 100.0).round() as u64);
     };
     let mut options = RunOptions {
         chart: args.chart.is_some(),
-        progress: if show_progress {
-            Some(&mut progress)
-        } else {
-            None
-        },
+        progress: (!bar.is_hidden()).then_some(&mut progress as &mut dyn FnMut(Strategy, f64)),
     };
     let results = headroom_sim::run_all(&scenario, &mut options);
-    if show_progress {
-        eprint!("\r{:40}\r", "");
-    }
+    bar.finish_and_clear();
     let report = Report::new(&scenario, results);
     if let Some(path) = &args.chart {
-        let target = scenario
-            .world
-            .targets
-            .first()
-            .map(|t| t.id.to_string())
-            .unwrap_or_default();
-        headroom_sim::chart::draw(
-            path,
-            &format!("{}: {target}", scenario.name),
-            &report.results,
-            0,
-        )?;
+        let targets = chart_targets(&scenario, args.target.as_deref())?;
+        headroom_sim::chart::draw_targets(path, &scenario.name, &report.results, &targets)?;
         if !args.json {
             eprintln!("chart written to {}", path.display());
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        outln!("{}", serde_json::to_string_pretty(&report.to_json())?)?;
     } else {
-        print!("{}", report.table());
+        out!("{}", report.table())?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! AAS bounds, the decision it would make now and why, live claims, pause, drift, the lead time in
 //! use and where it came from, wake latency, and (for one target) its recent decisions.
 
-use chrono::Utc;
+use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::decide::decide;
 use headroom_core::lead_time::lead_time;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
@@ -33,7 +33,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let (version, plan) = load_plan(&aws.store).await?;
     let targets: Vec<_> = match &args.target {
         Some(id) => vec![plan.target(id).ok_or_else(|| {
-            anyhow::anyhow!("{id} is not managed by the stored plan (version {version})")
+            crate::exit::not_found(format!(
+                "{id} is not managed by the stored plan (version {version})"
+            ))
         })?],
         None => plan.targets.iter().collect(),
     };
@@ -59,6 +61,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
                 "claims": d.claims,
                 "paused": state.pause,
                 "drift": state.drift,
+                "last_error": state.last_error,
                 "lead_time": lead,
                 "model": state.model,
                 "wake_latency": {
@@ -76,24 +79,31 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "plan_version": version, "targets": rows }))?
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "plan version {version}, {} target(s), at {}",
             rows.len(),
-            now.to_rfc3339()
-        );
+            now.to_rfc3339_opts(SecondsFormat::Secs, true)
+        )?;
         for row in &rows {
-            print_row(row);
+            print_row(row)?;
         }
     }
     Ok(())
 }
 
-fn print_row(row: &Value) {
+fn print_row(row: &Value) -> std::io::Result<()> {
+    outln!("{}", row_text(row))
+}
+
+/// One target's block of `headroom status`.
+fn row_text(row: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
     let bounds = |b: &Value| match b {
         Value::Null => "not registered".to_owned(),
         b => format!(
@@ -107,55 +117,69 @@ fn print_row(row: &Value) {
             }
         ),
     };
-    println!("\n{}", row["target"].as_str().unwrap_or("?"));
-    println!("  AAS now:   {}", bounds(&row["observed"]));
-    println!(
-        "  headroom:  {}{}",
-        bounds(&row["desired"]),
-        if row["in_step"] == true {
-            ""
-        } else {
-            "  <- will change at the next reconcile"
-        }
-    );
+    let _ = writeln!(out, "\n{}", row["target"].as_str().unwrap_or("?"));
+    let _ = writeln!(out, "  AAS now:   {}", bounds(&row["observed"]));
+    // Why AAS differs from what headroom wants: paused, failing, or simply not yet reconciled.
+    let state_note = if !row["paused"].is_null() {
+        "  <- PAUSED: headroom leaves AAS as it is".to_owned()
+    } else if !row["last_error"].is_null() {
+        format!("  <- FAILING since {}", secs(&row["last_error"]["since"]))
+    } else if row["in_step"] == true {
+        String::new()
+    } else {
+        "  <- will change at the next reconcile".to_owned()
+    };
+    let _ = writeln!(out, "  headroom:  {}{state_note}", bounds(&row["desired"]));
+    if !row["last_error"].is_null() {
+        let _ = writeln!(
+            out,
+            "  ERROR:     {}",
+            row["last_error"]["message"].as_str().unwrap_or("")
+        );
+    }
     for reason in row["reasons"].as_array().into_iter().flatten() {
-        println!("    because {}", reason.as_str().unwrap_or(""));
+        let _ = writeln!(out, "    because {}", reason.as_str().unwrap_or(""));
     }
     for claim in row["claims"].as_array().into_iter().flatten() {
-        println!(
+        let _ = writeln!(
+            out,
             "  claim {} floor {} ({} until {})",
             claim["source"].as_str().unwrap_or("?"),
             claim["floor"],
             claim["phase"].as_str().unwrap_or(""),
-            claim["until"].as_str().unwrap_or("")
+            secs(&claim["until"])
         );
     }
     if !row["paused"].is_null() {
-        println!(
+        let _ = writeln!(
+            out,
             "  PAUSED until {}: {}",
-            row["paused"]["until"].as_str().unwrap_or(""),
+            secs(&row["paused"]["until"]),
             row["paused"]["reason"].as_str().unwrap_or("")
         );
     }
     if !row["drift"].is_null() {
-        println!(
-            "  drift seen {}: AAS had {} while headroom had set {}",
-            row["drift"]["detected_at"].as_str().unwrap_or(""),
+        let _ = writeln!(
+            out,
+            "  DRIFT seen {}: AAS had {} while headroom had set {}",
+            secs(&row["drift"]["detected_at"]),
             bounds(&row["drift"]["observed"]),
             bounds(&row["drift"]["expected"])
         );
     }
-    println!(
+    let _ = writeln!(
+        out,
         "  lead time: {} ({})",
         row["lead_time"]["span"].as_str().unwrap_or(""),
         row["lead_time"]["detail"].as_str().unwrap_or("")
     );
     if let Some(model) = row["model"].as_str() {
-        println!("  model:     {model}");
+        let _ = writeln!(out, "  model:     {model}");
     }
     let wake = &row["wake_latency"];
     if wake["count"].as_u64().unwrap_or(0) > 0 || !wake["pending_since"].is_null() {
-        println!(
+        let _ = writeln!(
+            out,
             "  wake latency: last {}s, median {}s over {} wake(s){}",
             wake["last_seconds"],
             wake["median_seconds"],
@@ -163,20 +187,112 @@ fn print_row(row: &Value) {
             if wake["pending_since"].is_null() {
                 String::new()
             } else {
-                format!(
-                    ", waking since {}",
-                    wake["pending_since"].as_str().unwrap_or("")
-                )
+                format!(", waking since {}", secs(&wake["pending_since"]))
             }
         );
     }
     for d in row["recent_decisions"].as_array().into_iter().flatten() {
-        println!(
+        let _ = writeln!(
+            out,
             "  decision {} [{}] min {} — {}",
-            d["at"].as_str().unwrap_or(""),
+            secs(&d["at"]),
             d["trigger"].as_str().unwrap_or(""),
             d["desired"]["min"],
             d["reasons"][0].as_str().unwrap_or("")
         );
+    }
+    out.trim_end().to_owned()
+}
+
+/// An RFC 3339 time from the JSON, to the second (the stored times carry nanoseconds).
+fn secs(v: &Value) -> String {
+    let text = v.as_str().unwrap_or("");
+    DateTime::parse_from_rfc3339(text).map_or_else(
+        |_| text.to_owned(),
+        |t| {
+            t.with_timezone(&Utc)
+                .to_rfc3339_opts(SecondsFormat::Secs, true)
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(extra: Value) -> Value {
+        let mut row = json!({
+            "target": "endpoint/chat/variant/AllTraffic",
+            "observed": { "min": 1, "max": 4, "suspend_scale_in": false },
+            "desired": { "min": 2, "max": 4, "suspend_scale_in": false },
+            "in_step": false,
+            "reasons": ["min 2 is the plan's base minimum"],
+            "claims": [],
+            "paused": null, "drift": null, "last_error": null,
+            "lead_time": { "span": "15m", "detail": "configured" },
+            "wake_latency": { "count": 0, "pending_since": null },
+        });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            row[k] = v.clone();
+        }
+        row
+    }
+
+    #[test]
+    fn a_failing_target_says_so_with_its_error_and_since_when() {
+        let text = row_text(&row(json!({ "last_error": {
+            "since": "2026-03-14T09:00:00.123456789Z",
+            "message": "failed to register the scalable target: AccessDeniedException: no",
+            "retryable": false,
+        }})));
+        assert!(
+            text.contains("FAILING since 2026-03-14T09:00:00Z"),
+            "{text}"
+        );
+        assert!(text.contains("AccessDeniedException"), "{text}");
+        assert!(
+            !text.contains("will change at the next reconcile"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_paused_target_and_drift_are_shown_as_such() {
+        let text = row_text(&row(json!({
+            "paused": { "until": "2026-03-14T12:00:00.5Z", "reason": "load test" },
+            "drift": {
+                "detected_at": "2026-03-14T09:30:00.25Z",
+                "observed": { "min": 5, "max": 4, "suspend_scale_in": false },
+                "expected": { "min": 2, "max": 4, "suspend_scale_in": false },
+            },
+        })));
+        assert!(text.contains("<- PAUSED"), "{text}");
+        assert!(
+            text.contains("PAUSED until 2026-03-14T12:00:00Z: load test"),
+            "{text}"
+        );
+        assert!(text.contains("DRIFT seen 2026-03-14T09:30:00Z"), "{text}");
+        assert!(
+            !text.contains("will change at the next reconcile"),
+            "{text}"
+        );
+        let plain = row_text(&row(json!({})));
+        assert!(
+            plain.contains("will change at the next reconcile"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn times_print_to_the_second() {
+        assert_eq!(
+            secs(&json!("2026-03-14T10:17:31.887654321Z")),
+            "2026-03-14T10:17:31Z"
+        );
+        assert_eq!(
+            secs(&json!("2026-03-14T10:17:31+01:00")),
+            "2026-03-14T09:17:31Z"
+        );
+        assert_eq!(secs(&Value::Null), "");
     }
 }

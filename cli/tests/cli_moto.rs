@@ -54,6 +54,31 @@ fn plan_for(endpoint: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_missing_table_is_one_line_exit_4_saying_run_init_table() {
+    let cli = Cli {
+        table: unique("cli-no-table"),
+    };
+    for args in [&["plan", "show"][..], &["status"][..]] {
+        let out = cli.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "headroom {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            err.matches("ResourceNotFoundException").count(),
+            1,
+            "the AWS code once: {err}"
+        );
+        assert!(err.contains("headroom plan init-table"), "{err}");
+        assert!(!err.contains("service error"), "{err}");
+    }
+    // With the table there but no plan in it: still "not found", with what to do.
+    cli.ok(&["plan", "init-table"]);
+    let out = cli.run(&["plan", "show"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("headroom plan apply FILE"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn plans_are_validated_before_storing_and_versioned() {
     let cli = Cli {
         table: unique("cli-plan"),

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
+    headroom_lambda::prepare_runtime();
     headroom_lambda::init_logging();
     let env = FunctionEnv::from_env()?;
     let clients = Clients::load(&env.aws).await;

@@ -6,10 +6,12 @@ use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::forecast::refresh_forecasts;
 use headroom_core::metrics_port::{DemandHistory, NoDemand};
 use headroom_core::peaks::peak_change;
-use headroom_core::ports::{ScalingTargets, StateStore};
+use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use headroom_core::reconcile::{
-    self, load_plan, reconcile_named, EventChange, ReconcileError, TickReport,
+    self, load_plan, reconcile_named, EventChange, ReconcileError, TickFailure, TickReport,
 };
+use headroom_core::state::take_state;
+use headroom_core::ScalableTargetId;
 use headroom_events::{parse_trigger, EventError, Trigger};
 use serde::Serialize;
 
@@ -112,6 +114,7 @@ pub async fn handle_with_metrics<
             for failure in &report.errors {
                 tracing::error!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "reconcile failed");
             }
+            record_failures(store, &report.errors, now).await;
             tracing::info!(
                 targets = report.targets,
                 registered = report.registered.len(),
@@ -170,8 +173,133 @@ pub async fn handle_with_metrics<
     }
 }
 
+/// Stores each failed target's error in its state, so `headroom status` shows what fails and
+/// since when. Best effort: the failure itself is already logged and answered, a lost race or a
+/// store that fails too (the failure may be the store's) only costs the record, and the same
+/// failure again writes nothing. The next successful decision clears it (`decide`).
+async fn record_failures<S: StateStore>(store: &S, failures: &[TickFailure], now: DateTime<Utc>) {
+    let ids: Vec<ScalableTargetId> = failures
+        .iter()
+        .filter_map(|f| f.target.parse().ok())
+        .collect();
+    for page in ids.chunks(DESCRIBE_PAGE) {
+        let mut states = match store.load_states(page).await {
+            Ok(states) => states,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not record the tick's failures in the target states");
+                return;
+            }
+        };
+        for id in page {
+            let Some(failure) = failures.iter().find(|f| f.target == id.to_string()) else {
+                continue;
+            };
+            let mut state = take_state(&mut states, id);
+            if !state.record_error(&failure.error, None, failure.retryable, now) {
+                continue;
+            }
+            let token = format!("tick-error@{}#{id}", now.timestamp_millis());
+            if let Err(e) = store.save_state(id, &state, &token).await {
+                tracing::warn!(target_id = %id, error = %e, "could not record the failure in the target state");
+            }
+        }
+    }
+}
+
 impl headroom_lambda::Classified for HandlerError {
     fn is_retryable(&self) -> bool {
         HandlerError::is_retryable(self)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use headroom_core::capacity_port::NoCapacity;
+    use headroom_core::decide::{Observed, Suspended};
+    use headroom_core::memory::{MemoryScalingTargets, MemoryStateStore};
+    use headroom_core::ports::{ErrorClass, FailureKind, PortError};
+
+    use super::*;
+
+    /// AAS in memory whose RegisterScalableTarget is denied while `deny` is set.
+    #[derive(Default)]
+    struct DenyingAas {
+        inner: MemoryScalingTargets,
+        deny: AtomicBool,
+    }
+
+    impl ScalingTargets for DenyingAas {
+        async fn describe(
+            &self,
+            ids: &[ScalableTargetId],
+        ) -> Result<Vec<Observed>, headroom_core::ports::PortError> {
+            self.inner.describe(ids).await
+        }
+
+        async fn register(
+            &self,
+            id: &ScalableTargetId,
+            min: u32,
+            max: u32,
+            suspended: Suspended,
+        ) -> Result<(), PortError> {
+            if self.deny.load(Ordering::SeqCst) {
+                return Err(PortError::new(
+                    format!("register the scalable target {id}"),
+                    ErrorClass::Permanent,
+                    "denied",
+                )
+                .with_answer(
+                    FailureKind::Access,
+                    Some("AccessDeniedException".into()),
+                    "not authorized to perform: application-autoscaling:RegisterScalableTarget",
+                ));
+            }
+            self.inner.register(id, min, max, suspended).await
+        }
+    }
+
+    fn t(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_failing_target_records_its_error_and_since_when_until_it_converges() {
+        // GIVEN a managed target whose registration AAS denies
+        let id: ScalableTargetId = "endpoint/chat/variant/AllTraffic".parse().unwrap();
+        let store = MemoryStateStore::default().with_plan(&format!(
+            "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 2\nmax_capacity = 6\n"
+        ));
+        let aas = DenyingAas::default();
+        aas.deny.store(true, Ordering::SeqCst);
+        let tick = serde_json::from_str::<serde_json::Value>(include_str!(
+            "../../../events/schedule/tick-rule.json"
+        ))
+        .unwrap();
+
+        // WHEN two ticks fail the same way
+        for at in ["2026-03-14T09:00:00Z", "2026-03-14T09:01:00Z"] {
+            let out = handle(&aas, &store, &NoCapacity, &tick, t(at))
+                .await
+                .unwrap();
+            assert!(matches!(out, Outcome::Tick(ref r) if r.errors.len() == 1));
+        }
+        // THEN the state holds the error once, since the first tick
+        let state = store.state(&id);
+        let error = state.last_error.clone().expect("the failure is recorded");
+        assert_eq!(error.since, t("2026-03-14T09:00:00Z"));
+        assert!(error.message.contains("AccessDeniedException"), "{error:?}");
+        assert!(!error.retryable);
+
+        // WHEN AAS accepts again THEN the next tick converges and clears it
+        aas.deny.store(false, Ordering::SeqCst);
+        handle(&aas, &store, &NoCapacity, &tick, t("2026-03-14T09:02:00Z"))
+            .await
+            .unwrap();
+        assert_eq!(store.state(&id).last_error, None);
+        assert_eq!(aas.inner.get(&id).map(|o| o.min), Some(2));
     }
 }

@@ -328,7 +328,7 @@ mod tests {
             .expect_err("internal");
         assert_eq!(err.class, ErrorClass::Retryable);
         assert!(err
-            .source
+            .cause()
             .downcast_ref::<aws_smithy_runtime_api::client::result::SdkError<
                 DescribeScalingActivitiesError,
                 HttpResponse,

@@ -269,9 +269,9 @@ mod tests {
         assert_eq!(err.class, ErrorClass::Retryable);
         assert!(err.operation.contains("llama-8b-ic"), "{}", err.operation);
         let sdk = err
-            .source
+            .cause()
             .downcast_ref::<SdkError<DescribeInferenceComponentError, HttpResponse>>()
-            .expect("the SDK error stays the source");
+            .expect("the SDK error stays the cause");
         assert_eq!(
             sdk.as_service_error().and_then(|e| e.code()),
             Some("ThrottlingException")

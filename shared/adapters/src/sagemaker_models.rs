@@ -344,9 +344,9 @@ mod tests {
             .await
             .expect_err("5xx throughout");
         assert_eq!(err.class, ErrorClass::Retryable, "{err}");
-        // The SDK error is kept as the source, not flattened.
+        // The SDK error is kept as the cause, not flattened.
         assert!(err
-            .source
+            .cause()
             .downcast_ref::<SdkError<aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentError, HttpResponse>>()
             .is_some());
     }

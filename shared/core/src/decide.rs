@@ -166,6 +166,9 @@ pub fn decide(
     now: DateTime<Utc>,
 ) -> Decision {
     let mut next = state.clone();
+    // A decision is only applied (and its state written) when the reconcile gets this far and
+    // AAS accepts it, so a written decision ends any failure the tick recorded.
+    next.last_error = None;
     next.prune(now);
     crate::alarm_prune::prune_alarm_facts(target, &mut next, now);
     let claims = live_claims_of(target, &next, lead_time, now);

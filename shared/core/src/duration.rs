@@ -25,44 +25,42 @@ impl Span {
         chrono::Duration::seconds(self.0)
     }
 
+    /// Parses with `humantime`, restricted to what a plan means by a duration: whole numbers of
+    /// `s`, `m`, `h` and `d`, combined (`1h30m`, `1h 30m`). humantime alone would also read
+    /// fractions, `ms`, weeks, months (`1M`) and years, none of which a plan wants (a month is
+    /// no unit of lead time, and `1M` next to `1m` invites a typo), and its messages do not say
+    /// which units to use; the checks and messages before and after it are ours.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         if text.is_empty() {
             return Err("a duration is empty: write it like `90s`, `25m`, `2h` or `1h30m`".into());
         }
-        let mut total: i64 = 0;
-        let mut number = String::new();
-        for c in text.chars() {
-            if c.is_ascii_digit() {
-                number.push(c);
-                continue;
+        let unit_error = |unit: &str| {
+            format!("duration {text:?} has unit {unit:?}: use s, m, h or d (e.g. `25m`)")
+        };
+        for unit in text.split(|c: char| c.is_ascii_digit() || c == ' ') {
+            if !unit.is_empty() && !matches!(unit, "s" | "m" | "h" | "d") {
+                return Err(match unit.chars().next() {
+                    Some(c) if unit.len() == 1 => unit_error(&c.to_string()).replace('"', "'"),
+                    _ => unit_error(unit),
+                });
             }
-            let unit = match c {
-                's' => 1,
-                'm' => 60,
-                'h' => 3600,
-                'd' => 86_400,
-                _ => {
-                    return Err(format!(
-                        "duration {text:?} has unit {c:?}: use s, m, h or d (e.g. `25m`)"
-                    ))
-                }
-            };
-            let value: i64 = number
-                .parse()
-                .map_err(|_| format!("duration {text:?} has a unit without a number before it"))?;
-            total = value
-                .checked_mul(unit)
-                .and_then(|v| total.checked_add(v))
-                .ok_or_else(|| format!("duration {text:?} is too large"))?;
-            number.clear();
         }
-        if !number.is_empty() {
+        if text.ends_with(|c: char| c.is_ascii_digit()) {
             return Err(format!(
                 "duration {text:?} ends without a unit: write `{text}m` or `{text}s`"
             ));
         }
-        Ok(Self(total))
+        let span = humantime::parse_duration(text).map_err(|e| match e {
+            humantime::DurationError::NumberExpected(_) => {
+                format!("duration {text:?} has a unit without a number before it")
+            }
+            humantime::DurationError::NumberOverflow => format!("duration {text:?} is too large"),
+            other => format!("duration {text:?}: {other}"),
+        })?;
+        i64::try_from(span.as_secs())
+            .map(Self)
+            .map_err(|_| format!("duration {text:?} is too large"))
     }
 }
 
@@ -108,5 +106,26 @@ mod tests {
         assert!(Span::parse("25").unwrap_err().contains("without a unit"));
         assert!(Span::parse("5w").unwrap_err().contains("unit 'w'"));
         assert!(Span::parse("").is_err());
+    }
+
+    #[test]
+    fn only_whole_seconds_minutes_hours_and_days() {
+        assert_eq!(Span::parse("1h 30m").unwrap(), Span::minutes(90));
+        assert_eq!(
+            Span::parse("2d3h4m5s").unwrap().as_secs(),
+            2 * 86_400 + 3 * 3600 + 245
+        );
+        for (text, says) in [
+            ("1M", "unit 'M'"),
+            ("250ms", "unit \"ms\""),
+            ("1.5h", "unit '.'"),
+            ("2w", "unit 'w'"),
+            ("m", "without a number"),
+            ("0", "without a unit"),
+            ("99999999999999999999d", "too large"),
+        ] {
+            let err = Span::parse(text).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
+        }
     }
 }

@@ -50,3 +50,37 @@ impl LogEntry {
         })
     }
 }
+
+impl DecisionRecord {
+    /// The structured log line every change leaves: flat fields a person filters on in
+    /// CloudWatch Logs Insights (README, "Logs"), each present only when it says something.
+    pub fn emit(&self) {
+        use crate::decide::Action;
+        let d = &self.decision;
+        let (action, paused_until, suspended) = match &d.action {
+            Action::None => ("none", None, None),
+            Action::Register { suspended, .. } => ("register", None, Some(*suspended)),
+            Action::Paused { until } => ("paused", Some(until.to_rfc3339()), None),
+        };
+        let winner = d.winner.as_ref().map(ToString::to_string);
+        let notes = (!self.notes.is_empty()).then(|| self.notes.join("; "));
+        let drift = d.drift.as_ref();
+        tracing::info!(
+            target_id = %d.target,
+            trigger = %self.trigger,
+            action,
+            min = d.desired.min,
+            max = d.desired.max,
+            suspend_scale_in = d.desired.suspend_scale_in,
+            dynamic_scale_in_suspended = suspended.map(|s| s.dynamic_in),
+            paused_until = paused_until.as_deref(),
+            winner = winner.as_deref(),
+            model = self.model.as_deref(),
+            reasons = %d.reasons.join("; "),
+            notes = notes.as_deref(),
+            drift_observed_min = drift.map(|x| x.observed.min),
+            drift_expected_min = drift.map(|x| x.expected.min),
+            "headroom decision"
+        );
+    }
+}

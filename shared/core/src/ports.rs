@@ -23,31 +23,130 @@ pub enum ErrorClass {
     Permanent,
 }
 
-/// An AWS call that failed, with the operation named and the SDK error kept as the source.
+/// What kind of failure a [`PortError`] is, for the operator: it picks the hint and the CLI's
+/// exit code. The retry decision is [`ErrorClass`]'s alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// AWS answered with an error code not covered below (validation, throttling, a 5xx).
+    Aws,
+    /// The resource does not exist (the table, a target).
+    NotFound,
+    /// AWS refused the caller: a missing IAM permission, or credentials it does not accept.
+    Access,
+    /// The request never left: no region, no credentials found.
+    Config,
+    /// No answer: connection refused or reset, DNS, timeout.
+    Unreachable,
+    /// Not an AWS failure: a stored item headroom cannot read, work left undone.
+    Local,
+}
+
+/// An AWS call that failed, described once: what failed (`operation`), AWS's error code and
+/// message when AWS answered, and what to do about it. The SDK error is kept as the cause for
+/// code that wants to inspect it, but it is deliberately not the `source()`: its own display
+/// chain ("service error: ... service error: ...") says nothing the fields do not, so error
+/// reporters that print the chain stop here. The details are boxed: every `Result` carrying a
+/// port error stays small.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to {operation} ({class:?}): {source}")]
+#[error("{}", self.one_line())]
 pub struct PortError {
+    /// What headroom was doing, as a verb phrase ("read the current plan from table t").
     pub operation: String,
     pub class: ErrorClass,
-    #[source]
-    pub source: Box<dyn StdError + Send + Sync>,
+    pub kind: FailureKind,
+    details: Box<Details>,
+}
+
+#[derive(Debug)]
+struct Details {
+    code: Option<String>,
+    message: String,
+    hint: Option<String>,
+    cause: Box<dyn StdError + Send + Sync>,
 }
 
 impl PortError {
+    /// A failure that is not AWS's own answer: the message is `source`'s display.
     pub fn new(
         operation: impl Into<String>,
         class: ErrorClass,
         source: impl Into<Box<dyn StdError + Send + Sync>>,
     ) -> Self {
+        let cause = source.into();
         Self {
             operation: operation.into(),
             class,
-            source: source.into(),
+            kind: FailureKind::Local,
+            details: Box::new(Details {
+                code: None,
+                message: cause.to_string(),
+                hint: None,
+                cause,
+            }),
         }
+    }
+
+    /// Sets what AWS answered (or, for `code: None`, what the transport said).
+    pub fn with_answer(
+        mut self,
+        kind: FailureKind,
+        code: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        self.kind = kind;
+        self.details.code = code;
+        self.details.message = message.into();
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.details.hint = Some(hint.into());
+        self
+    }
+
+    /// AWS's error code (`ThrottlingException`, `AccessDeniedException`), when AWS answered.
+    pub fn code(&self) -> Option<&str> {
+        self.details.code.as_deref()
+    }
+
+    /// AWS's message, or what the transport reported, in one line.
+    pub fn message(&self) -> &str {
+        &self.details.message
+    }
+
+    /// What the operator should do, when headroom knows.
+    pub fn hint(&self) -> Option<&str> {
+        self.details.hint.as_deref()
+    }
+
+    /// The error as the SDK (or the failing step) gave it.
+    pub fn cause(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        self.details.cause.as_ref()
     }
 
     pub fn is_retryable(&self) -> bool {
         self.class == ErrorClass::Retryable
+    }
+
+    /// `failed to OPERATION: CODE: MESSAGE; HINT`, each part once.
+    pub fn one_line(&self) -> String {
+        let mut line = format!("failed to {}: ", self.operation);
+        let message = self.message();
+        match self.code() {
+            Some(code) if !message.is_empty() && message != code => {
+                line.push_str(&format!("{code}: {message}"));
+            }
+            Some(code) => line.push_str(code),
+            None if message.is_empty() => line.push_str("unknown error"),
+            None => line.push_str(message),
+        }
+        if let Some(hint) = self.hint() {
+            line.push_str("; ");
+            line.push_str(hint);
+        }
+        // One line, whatever AWS or a stored item put in the message.
+        line.replace(['\n', '\r'], " ")
     }
 }
 

@@ -261,22 +261,10 @@ fn write_token(trigger: &str, at: DateTime<Utc>) -> String {
     )
 }
 
-/// The structured log line every change leaves, with the decision and its reasons as fields.
+/// The structured log line every change leaves (`DecisionRecord::emit`: flat fields, no debug
+/// strings).
 fn log_decision(record: &DecisionRecord) {
-    let d = &record.decision;
-    tracing::info!(
-        target_id = %d.target,
-        trigger = %record.trigger,
-        action = ?d.action,
-        min = d.desired.min,
-        max = d.desired.max,
-        suspend_scale_in = d.desired.suspend_scale_in,
-        winner = d.winner.as_ref().map(ToString::to_string).unwrap_or_default(),
-        reasons = %d.reasons.join("; "),
-        notes = %record.notes.join("; "),
-        drift = d.drift.is_some(),
-        "headroom decision"
-    );
+    record.emit();
 }
 
 /// Reconciles one managed target, optionally applying an event's change to its state first.

@@ -73,6 +73,49 @@ pub struct TargetState {
     /// Extension room for features that keep small per-target facts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
+    /// The tick's last failure on this target, until a reconcile succeeds again (`decide` clears
+    /// it): `headroom status` shows it instead of "will change at the next reconcile" forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<LastError>,
+}
+
+/// A failure that keeps a target from converging, and since when it has failed that way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastError {
+    /// The first failure with this message; a different message starts again.
+    pub since: DateTime<Utc>,
+    /// The one-line error (what failed, AWS's code and message, what to do).
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub retryable: bool,
+}
+
+impl TargetState {
+    /// Records a failure at `now`, keeping `since` when the message is the same as before.
+    /// Returns whether anything changed (a repeat of the same failure is not worth a write).
+    pub fn record_error(
+        &mut self,
+        message: &str,
+        code: Option<&str>,
+        retryable: bool,
+        now: DateTime<Utc>,
+    ) -> bool {
+        if self
+            .last_error
+            .as_ref()
+            .is_some_and(|e| e.message == message)
+        {
+            return false;
+        }
+        self.last_error = Some(LastError {
+            since: now,
+            message: message.to_owned(),
+            code: code.map(str::to_owned),
+            retryable,
+        });
+        true
+    }
 }
 
 /// Takes `id`'s state out of a `StateStore::load_states` answer, or the default state when the
@@ -230,6 +273,7 @@ impl TargetState {
             earlier_applied,
             pending_log,
             notes,
+            last_error,
         } = self;
         *claims == other.claims
             && *pause == other.pause
@@ -246,6 +290,7 @@ impl TargetState {
             && *earlier_applied == other.earlier_applied
             && *pending_log == other.pending_log
             && *notes == other.notes
+            && *last_error == other.last_error
     }
 }
 
@@ -328,7 +373,47 @@ mod tests {
                 body: serde_json::json!({"trigger": "tick"}),
             }],
             notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
+            last_error: Some(LastError {
+                since: t("2026-03-14T09:40:00Z"),
+                message: "failed to register the scalable target: AccessDeniedException: no".into(),
+                code: Some("AccessDeniedException".into()),
+                retryable: false,
+            }),
         }
+    }
+
+    #[test]
+    fn a_repeated_failure_keeps_its_since_and_a_new_one_starts_again() {
+        let mut s = TargetState::default();
+        assert!(s.record_error("boom", None, true, t("2026-03-14T09:00:00Z")));
+        assert!(
+            !s.record_error("boom", None, true, t("2026-03-14T09:01:00Z")),
+            "the same failure again is no change (no write)"
+        );
+        assert_eq!(
+            s.last_error.as_ref().map(|e| e.since),
+            Some(t("2026-03-14T09:00:00Z"))
+        );
+        assert!(s.record_error(
+            "other",
+            Some("ThrottlingException"),
+            true,
+            t("2026-03-14T09:02:00Z")
+        ));
+        assert_eq!(
+            s.last_error.as_ref().map(|e| e.since),
+            Some(t("2026-03-14T09:02:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_state_stored_before_last_error_existed_still_loads() {
+        let old = r#"{"version":3,"claims":[],"model":"fp-1"}"#;
+        let s: TargetState = serde_json::from_str(old).expect("an old item loads");
+        assert_eq!(s.version, 3);
+        assert!(s.last_error.is_none());
+        let text = serde_json::to_string(&TargetState::default()).expect("serializes");
+        assert!(!text.contains("last_error"), "absent when none: {text}");
     }
 
     #[test]
@@ -341,7 +426,7 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 15] = [
+        let changes: [Change; 16] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
@@ -357,6 +442,7 @@ mod tests {
             ("earlier_applied", |s| s.earlier_applied.clear()),
             ("pending_log", |s| s.pending_log.clear()),
             ("notes", |s| s.notes.clear()),
+            ("last_error", |s| s.last_error = None),
         ];
         for (field, change) in changes {
             let mut b = a.clone();

@@ -7,19 +7,57 @@
 //!   an asynchronous event is answered as rejected and logged with its reason; a direct caller
 //!   (a deployment pipeline waiting for the answer) gets the error as the invocation's failure.
 
+use headroom_core::ports::PortError;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 /// JSON logs, one object per line, level from `RUST_LOG` (default `info`).
 pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .json()
+    json_logs(std::io::stdout)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
-        .with_current_span(false)
-        .with_target(false)
         .init();
+}
+
+/// The log format: one JSON object per line with the event's fields at the top level
+/// (`action`, `target_id`, `min` ..., not nested under `fields`), so a Logs Insights query says
+/// `filter action = "register"`. The README's "Logs" section lists the fields.
+pub fn json_logs<W>(
+    writer: W,
+) -> tracing_subscriber::fmt::SubscriberBuilder<
+    tracing_subscriber::fmt::format::JsonFields,
+    tracing_subscriber::fmt::format::Format<tracing_subscriber::fmt::format::Json>,
+    tracing::level_filters::LevelFilter,
+    W,
+>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_target(false)
+        .with_writer(writer)
+}
+
+/// Call first in `main`, before any thread starts. Lambda sets `AWS_LAMBDA_MAX_CONCURRENCY=1`
+/// on ordinary functions, and `lambda_runtime::run` then warns on every cold start that its
+/// `concurrency-tokio` feature is off, although one invocation at a time is exactly what it
+/// does and what headroom wants. A value of 1 (or none) asks for nothing else, so it is removed;
+/// a larger one (Lambda Managed Instances) is kept, and the warning with it, because then the
+/// warning is true.
+pub fn prepare_runtime() {
+    const VAR: &str = "AWS_LAMBDA_MAX_CONCURRENCY";
+    if std::env::var(VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .is_some_and(|n| n <= 1)
+    {
+        std::env::remove_var(VAR);
+    }
 }
 
 /// An error that knows whether trying again can help.
@@ -36,7 +74,22 @@ pub enum Caller {
     Direct,
 }
 
-/// Turns a handler's result into the invocation's answer under the error policy above.
+/// The AWS failure behind an error, if any: the first [`PortError`] in its source chain.
+pub fn port_error_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a PortError> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(port) = e.downcast_ref::<PortError>() {
+            return Some(port);
+        }
+        next = e.source();
+    }
+    None
+}
+
+/// Turns a handler's result into the invocation's answer under the error policy above. The log
+/// line and the answer carry the AWS error code as a field of its own (`error_code`), beside the
+/// one-line message that already names it; a retryable error's message is what the failure
+/// destination keeps (Lambda's `errorMessage`).
 pub fn respond<O: Serialize, E: Classified>(
     result: Result<O, E>,
     request_id: &str,
@@ -44,16 +97,24 @@ pub fn respond<O: Serialize, E: Classified>(
 ) -> Result<Value, lambda_runtime::Error> {
     match result {
         Ok(outcome) => Ok(serde_json::to_value(outcome)?),
-        Err(e) if e.is_retryable() => {
-            tracing::warn!(error = %e, request_id, retryable = true, "invocation failed; Lambda will retry");
-            Err(lambda_runtime::Error::from(e))
-        }
         Err(e) => {
-            tracing::error!(error = %e, request_id, retryable = false, "event rejected");
+            let port = port_error_of(&e);
+            let error_code = port.and_then(|p| p.code()).unwrap_or("");
+            let operation = port.map_or("", |p| p.operation.as_str());
+            if e.is_retryable() {
+                tracing::warn!(error = %e, error_code, operation, request_id, retryable = true, "invocation failed; Lambda will retry");
+                return Err(lambda_runtime::Error::from(e));
+            }
+            tracing::error!(error = %e, error_code, operation, request_id, retryable = false, "event rejected");
             match caller {
                 Caller::Direct => Err(lambda_runtime::Error::from(e)),
                 Caller::Asynchronous => {
-                    Ok(json!({ "handled": "rejected", "error": e.to_string() }))
+                    let mut answer = json!({ "handled": "rejected", "error": e.to_string() });
+                    if let Some(port) = port {
+                        answer["error_code"] = json!(port.code());
+                        answer["error_kind"] = json!(port.kind);
+                    }
+                    Ok(answer)
                 }
             }
         }
@@ -95,5 +156,101 @@ mod tests {
             respond::<_, Failure>(Ok(json!({"x": 1})), "r4", Caller::Direct).unwrap()["x"],
             1
         );
+    }
+
+    #[test]
+    fn a_decision_logs_flat_fields_not_debug_strings() {
+        use headroom_core::decide::{decide, Observed, Suspended};
+        use headroom_core::log::DecisionRecord;
+        use std::sync::{Arc, Mutex};
+
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_logs(move || writer.clone()).finish();
+
+        // GIVEN a decision to register new bounds (AAS has 1..4, the plan says 2..6)
+        let plan = headroom_core::parse_plan(
+            "p",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/chat/variant/AllTraffic\"\nmin_capacity = 2\nmax_capacity = 6\n",
+        )
+        .unwrap();
+        let target = &plan.targets[0];
+        let observed = Observed {
+            id: target.id.clone(),
+            min: 1,
+            max: 4,
+            suspended: Suspended::default(),
+        };
+        let at = "2026-03-14T09:00:00Z".parse().unwrap();
+        let decision = decide(
+            target,
+            Some(&observed),
+            &Default::default(),
+            target.lead_time,
+            at,
+        );
+        let record = DecisionRecord {
+            trigger: "tick".into(),
+            decision,
+            model: Some("m1-0123456789abcdef".into()),
+            notes: vec![],
+        };
+        // WHEN it is logged
+        tracing::subscriber::with_default(subscriber, || record.emit());
+        // THEN the line is flat JSON fields
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["action"], "register", "{text}");
+        assert_eq!(line["target_id"], "endpoint/chat/variant/AllTraffic");
+        assert_eq!(line["min"], 2);
+        assert_eq!(line["max"], 6);
+        assert_eq!(line["trigger"], "tick");
+        assert_eq!(line["model"], "m1-0123456789abcdef");
+        assert_eq!(line["dynamic_scale_in_suspended"], false);
+        assert!(line["reasons"].as_str().unwrap().contains("base minimum"));
+        assert!(line.get("winner").is_none(), "no winner, no field: {text}");
+        assert!(line.get("notes").is_none(), "{text}");
+        assert!(
+            !text.contains("Register {") && !text.contains("Suspended {"),
+            "{text}"
+        );
+    }
+
+    /// A handler error wrapping a port error, as `ReconcileError::Port` does.
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to reconcile endpoint/x/variant/v: {0}")]
+    struct Wrapped(#[source] PortError);
+    impl Classified for Wrapped {
+        fn is_retryable(&self) -> bool {
+            self.0.is_retryable()
+        }
+    }
+
+    #[test]
+    fn a_rejected_answer_carries_the_aws_code_once() {
+        use headroom_core::ports::{ErrorClass, FailureKind};
+        let port = PortError::new("save the target state", ErrorClass::Permanent, "sdk error")
+            .with_answer(
+                FailureKind::Aws,
+                Some("ValidationException".into()),
+                "Item size has exceeded the maximum allowed size",
+            );
+        let answered = respond::<(), _>(Err(Wrapped(port)), "r5", Caller::Asynchronous).unwrap();
+        assert_eq!(answered["error_code"], "ValidationException");
+        assert_eq!(answered["error_kind"], "aws");
+        let error = answered["error"].as_str().unwrap();
+        assert_eq!(error.matches("ValidationException").count(), 1, "{error}");
+        assert_eq!(error.matches("maximum allowed size").count(), 1, "{error}");
     }
 }

@@ -63,15 +63,13 @@ impl fmt::Display for PlanError {
 
 /// Parses and validates a plan. `file` is only used to name the plan in errors.
 pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
-    let raw: PlanFile = toml::from_str(text).map_err(|e| PlanError {
+    // Type errors are collected with their fields (`file::read_collecting`), then the plan read
+    // with stand-ins for them is validated, so one run reports every problem. What the validator
+    // says about a stand-in is left out: the type error already names that field.
+    let issue = |(field, problem): (String, String)| PlanIssue { field, problem };
+    let (raw, type_issues) = super::file::read_collecting(text).map_err(|issues| PlanError {
         file: file.to_owned(),
-        issues: vec![PlanIssue {
-            field: e
-                .span()
-                .map(|s| format!("line {}", line_of(text, s.start)))
-                .unwrap_or_else(|| "file".into()),
-            problem: e.message().to_owned(),
-        }],
+        issues: issues.into_iter().map(issue).collect(),
     })?;
     let mut v = Validator::default();
     if text.len() > MAX_PLAN_BYTES {
@@ -86,18 +84,22 @@ pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
         );
     }
     let plan = v.plan(&raw);
-    if v.issues.is_empty() {
+    let stood_in = |field: &str| {
+        type_issues.iter().any(|(f, _)| {
+            field == f || field.starts_with(&format!("{f}.")) || field.starts_with(&format!("{f}["))
+        })
+    };
+    v.issues.retain(|i| !stood_in(&i.field));
+    let mut issues: Vec<PlanIssue> = type_issues.iter().cloned().map(issue).collect();
+    issues.append(&mut v.issues);
+    if issues.is_empty() {
         Ok(plan)
     } else {
         Err(PlanError {
             file: file.to_owned(),
-            issues: v.issues,
+            issues,
         })
     }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 #[derive(Default)]
