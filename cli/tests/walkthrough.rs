@@ -109,7 +109,7 @@ async fn the_readme_walkthrough_works_against_moto() {
     assert!(ran.0 >= 4 && ran.1 >= 2, "commands run: {ran:?}");
     // The generated peak is within the lead time (20 min ahead, 25 min lead): its floor is live.
     assert!(
-        last_status.contains("claim peak:walkthrough floor 8"),
+        last_status.contains("claim peak:walkthrough@") && last_status.contains("floor 8"),
         "{last_status}"
     );
     assert!(!last_status.contains("FAILING"), "{last_status}");

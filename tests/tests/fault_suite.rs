@@ -1086,10 +1086,13 @@ struct Check {
 }
 
 fn check(name: impl Into<String>, passed: bool, known: Option<&'static str>) -> Check {
+    // Issue 11's items 1, 2, 3 and 12 have landed: no defect is known any more, so every check
+    // fails the suite. The item names stay at the call sites as the reason each check exists.
+    let _ = known;
     Check {
         name: name.into(),
         passed,
-        known,
+        known: None,
     }
 }
 
@@ -1292,7 +1295,6 @@ async fn fault_suite_sequence_matches_a_fault_free_run() {
 }
 
 #[tokio::test]
-#[ignore = "asserts every check, known defects included: fails until issue 11 items 1, 2 and 3 land"]
 async fn fault_suite_strict() {
     if !moto_enabled("fault_suite_strict") {
         return;
@@ -1404,7 +1406,8 @@ async fn concurrency_suite(strict: bool) {
         .filter(|i| {
             sources
                 .iter()
-                .filter(|s| **s == format!("peak:p{i}"))
+                // Each explicit window is its own claim, `peak:NAME@<start>` (issue 11, item 4).
+                .filter(|s| s.starts_with(&format!("peak:p{i}@")))
                 .count()
                 == 1
         })
@@ -1840,6 +1843,11 @@ async fn fault_suite_mutated_events_and_plans_are_refused_without_aws_mutations(
                     }
                     if e.len() > ERROR_BOUND {
                         long_errors += 1;
+                        eprintln!(
+                            "  over {ERROR_BOUND} characters ({}): {}...",
+                            e.len(),
+                            e.chars().take(300).collect::<String>()
+                        );
                     }
                     if during.mutations() > 0 {
                         mutating_rejections.push(format!(
@@ -1876,6 +1884,11 @@ async fn fault_suite_mutated_events_and_plans_are_refused_without_aws_mutations(
                 }
                 if message.len() > ERROR_BOUND {
                     long_errors += 1;
+                    eprintln!(
+                        "  over {ERROR_BOUND} characters ({}): {}...",
+                        message.len(),
+                        message.chars().take(300).collect::<String>()
+                    );
                 }
                 // Only every fourth invalid plan is stored and ticked over (bounded time).
                 if plans_invalid % 4 != 1 {

@@ -93,6 +93,8 @@ const NO_RESOURCE_LEVEL: &[&str] = &[
     "application-autoscaling:DescribeScalingActivities",
     "application-autoscaling:DescribeScalingPolicies",
     "application-autoscaling:DescribeScheduledActions",
+    // CloudWatch's GetMetricData takes no resource ARN at all.
+    "cloudwatch:GetMetricData",
 ];
 
 /// The template parameters that narrow SageMaker ARNs by name.
@@ -844,7 +846,12 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
                 ));
             }
         }
-        for a in s.actions.iter().filter(|a| a.starts_with("cloudwatch:")) {
+        // GetMetricData reads metrics, never alarms: the alarm scope does not apply to it.
+        for a in s
+            .actions
+            .iter()
+            .filter(|a| a.starts_with("cloudwatch:") && *a != "cloudwatch:GetMetricData")
+        {
             let scoped = !s.resources.is_empty()
                 && s.resources
                     .iter()

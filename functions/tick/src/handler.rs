@@ -294,12 +294,17 @@ mod tests {
         assert!(error.message.contains("AccessDeniedException"), "{error:?}");
         assert!(!error.retryable);
 
-        // WHEN AAS accepts again THEN the next tick converges and clears it
+        // WHEN AAS accepts again THEN the next tick converges, and the one after finds AAS in
+        // step and clears the error (the state is written before AAS is called, so the tick that
+        // registers cannot know yet that the register will succeed)
         aas.deny.store(false, Ordering::SeqCst);
         handle(&aas, &store, &NoCapacity, &tick, t("2026-03-14T09:02:00Z"))
             .await
             .unwrap();
-        assert_eq!(store.state(&id).last_error, None);
         assert_eq!(aas.inner.get(&id).map(|o| o.min), Some(2));
+        handle(&aas, &store, &NoCapacity, &tick, t("2026-03-14T09:03:00Z"))
+            .await
+            .unwrap();
+        assert_eq!(store.state(&id).last_error, None);
     }
 }

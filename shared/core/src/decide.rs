@@ -166,9 +166,6 @@ pub fn decide(
     now: DateTime<Utc>,
 ) -> Decision {
     let mut next = state.clone();
-    // A decision is only applied (and its state written) when the reconcile gets this far and
-    // AAS accepts it, so a written decision ends any failure the tick recorded.
-    next.last_error = None;
     next.prune(now);
     crate::alarm_prune::prune_alarm_facts(target, &mut next, now);
     let claims = live_claims_of(target, &next, lead_time, now);
@@ -220,6 +217,11 @@ pub fn decide(
     } else {
         converge(observed, desired, drift.as_ref(), &mut next, &mut reasons)
     };
+    // The state is written before AAS is called, so a register still to come may fail: a
+    // recorded failure ends only when a reconcile finds AAS in step (or the target paused).
+    if !matches!(action, Action::Register { .. }) {
+        next.last_error = None;
+    }
     Decision {
         target: target.id.clone(),
         at: now,

@@ -2,9 +2,14 @@
 /// any AWS call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventError {
-    #[error("unrecognised event: {hint}")]
+    // What an error quotes of the event is cut (`text::cut`): an event may be megabytes.
+    #[error("unrecognised event: {}", headroom_core::text::cut(hint))]
     Unrecognized { hint: String },
-    #[error("malformed {kind}: field `{field}` {problem}")]
+    #[error(
+        "malformed {kind}: field `{}` {}",
+        headroom_core::text::cut(field),
+        headroom_core::text::cut(problem)
+    )]
     Malformed {
         kind: &'static str,
         field: String,

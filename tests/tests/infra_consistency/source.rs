@@ -352,6 +352,7 @@ pub const SDK_SERVICES: &[(&str, &str, &str)] = &[
     ),
     ("aws-sdk-dynamodb", "aws_sdk_dynamodb", "dynamodb"),
     ("aws-sdk-sagemaker", "aws_sdk_sagemaker", "sagemaker"),
+    ("aws-sdk-cloudwatch", "aws_sdk_cloudwatch", "cloudwatch"),
 ];
 
 /// Every operation of an SDK client: the SDK generates one file per operation under
