@@ -8,7 +8,8 @@ pub enum EventError {
     #[error(
         "malformed {kind}: field `{}` {}",
         headroom_core::text::cut(field),
-        headroom_core::text::cut(problem)
+        // The problem is ours, quoting at most a cut value: this bound is only a backstop.
+        headroom_core::text::cut_to(problem, 1000)
     )]
     Malformed {
         kind: &'static str,
