@@ -71,6 +71,15 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
                     "pending_since": state.wake_pending_since,
                 },
             });
+            if let Some(policy) = &target.forecast {
+                row["forecast"] =
+                    serde_json::to_value(headroom_core::forecast::summary::summarize(
+                        policy,
+                        state.forecast.as_ref(),
+                        lead.span,
+                        now,
+                    ))?;
+            }
             if args.target.is_some() {
                 row["recent_decisions"] =
                     Value::Array(aws.store.recent_log(&target.id, args.decisions).await?);
@@ -176,6 +185,55 @@ fn row_text(row: &Value) -> String {
     if let Some(model) = row["model"].as_str() {
         let _ = writeln!(out, "  model:     {model}");
     }
+    let f = &row["forecast"];
+    if !f.is_null() {
+        let mode = if f["mode"] == "forecast_only" {
+            " (forecast only: changes nothing)"
+        } else {
+            ""
+        };
+        match f["unavailable"].as_str() {
+            Some(why) => {
+                let _ = writeln!(out, "  forecast:  none{mode}: {why}");
+            }
+            None => {
+                let next: Vec<String> = f["next"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| format!("{} -> {}", secs(&p[0]), p[1]))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  forecast:  floor now {}{mode}, margin x{:.2}, {} day(s) of history, refreshed {}; next {}",
+                    f["floor_now"].as_u64().map_or("none".to_owned(), |n| n.to_string()),
+                    f["margin"].as_f64().unwrap_or(1.0),
+                    f["history_days"],
+                    secs(&f["computed_at"]),
+                    next.join(", ")
+                );
+            }
+        }
+        for r in f["schedule"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  schedule review: peak {} {}: {}",
+                r["peak"].as_str().unwrap_or(""),
+                r["verdict"].as_str().unwrap_or("").to_uppercase(),
+                r["evidence"].as_str().unwrap_or("")
+            );
+        }
+        let sc = &f["score"];
+        if sc["slots"].as_u64().unwrap_or(0) > 0 {
+            let _ = writeln!(
+                out,
+                "  forecast score: {} slot(s), {} minute(s) under-forecast, {:.1} instance-hour(s) over",
+                sc["slots"],
+                sc["under_minutes"],
+                sc["over_instance_hours"].as_f64().unwrap_or(0.0)
+            );
+        }
+    }
     let wake = &row["wake_latency"];
     if wake["count"].as_u64().unwrap_or(0) > 0 || !wake["pending_since"].is_null() {
         let _ = writeln!(
@@ -236,6 +294,30 @@ mod tests {
             row[k] = v.clone();
         }
         row
+    }
+
+    #[test]
+    fn the_forecast_says_what_it_claims_or_why_there_is_none() {
+        let text = row_text(&row(json!({ "forecast": {
+            "mode": "active", "computed_at": "2026-03-06T08:00:00.123456Z", "margin": 1.1,
+            "history_days": 5, "floor_now": 20, "next": [["2026-03-06T09:10:00Z", 22]],
+            "score": { "slots": 12, "under_minutes": 5, "over_instance_hours": 1.5 },
+        }})));
+        assert!(text.contains("forecast:  floor now 20, margin x1.10, 5 day(s) of history, refreshed 2026-03-06T08:00:00Z; next 2026-03-06T09:10:00Z -> 22"), "{text}");
+        assert!(
+            text.contains(
+                "forecast score: 12 slot(s), 5 minute(s) under-forecast, 1.5 instance-hour(s) over"
+            ),
+            "{text}"
+        );
+        let none = row_text(&row(json!({ "forecast": {
+            "mode": "forecast_only", "unavailable": "only 2 day(s) of demand history",
+            "margin": 1.0, "history_days": 2, "next": [], "score": { "slots": 0 },
+        }})));
+        assert!(
+            none.contains("forecast:  none (forecast only: changes nothing): only 2 day(s)"),
+            "{none}"
+        );
     }
 
     #[test]

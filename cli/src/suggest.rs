@@ -52,7 +52,7 @@ pub fn run(args: SuggestArgs) -> anyhow::Result<()> {
         &world,
         args.until,
     )?;
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }
 

@@ -363,6 +363,7 @@ mod tests {
                 same_kind: true,
                 unavailable: None,
                 score: Default::default(),
+                schedule: Vec::new(),
             }),
             earlier_applied: vec![Bounds { min: 1, ..bounds }],
             pending_log: vec![LogEntry {

@@ -203,3 +203,33 @@ fn a_state_stored_before_the_forecast_existed_still_loads() {
     let s: headroom_core::TargetState = serde_json::from_str(old).expect("old state loads");
     assert_eq!((s.version, s.forecast), (3, None));
 }
+
+#[test]
+fn a_refresh_over_500_targets_makes_20_metric_calls() {
+    // 14 days at 5 minutes is 4,032 datapoints a target; GetMetricData returns at most 100,800
+    // a call, so 25 targets share one call: 500 targets take 20 calls, once an hour.
+    let mut text = String::from("version = 1\n");
+    let ids: Vec<ScalableTargetId> = (0..500)
+        .map(|i| {
+            let id: ScalableTargetId = format!("endpoint/shop-{i}/variant/AllTraffic")
+                .parse()
+                .expect("id");
+            text.push_str(&format!(
+                "[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n[target.forecast]\ninvocations_per_instance = 30.0\n"
+            ));
+            id
+        })
+        .collect();
+    let plan = parse_plan("500.toml", &text).expect("plan");
+    let aas = ids.iter().fold(MemoryScalingTargets::default(), |a, id| {
+        a.with_target(id.clone(), 1, 40)
+    });
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default();
+    let now = at("2026-03-06T08:50:00Z");
+    let report = block_on(refresh_forecasts(&demand, &aas, &store, &plan, &ids, now));
+    assert_eq!(report.metric_calls, 20);
+    assert_eq!(demand.calls.load(std::sync::atomic::Ordering::Relaxed), 20);
+    // No history anywhere: every target says why it has no forecast.
+    assert_eq!(report.unavailable.len(), 500);
+}

@@ -93,6 +93,9 @@ pub struct HeadroomActivity {
     pub forecast_refreshes: u64,
     /// How the forecasts compared with the demand that came, summed over targets.
     pub forecast_score: ForecastScore,
+    /// The schedule review's last verdicts: `target: peak VERDICT: evidence`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule_reviews: Vec<String>,
 }
 
 /// The outcome of one strategy.
@@ -557,6 +560,12 @@ pub fn run_reactive(
                 total.slots += f.score.slots;
                 total.under_minutes += f.score.under_minutes;
                 total.over_instance_hours += f.score.over_instance_hours;
+                for r in &f.schedule {
+                    activity.schedule_reviews.push(format!(
+                        "{id}: peak {} {:?}: {}",
+                        r.peak, r.verdict, r.evidence
+                    ));
+                }
             }
         }
     }

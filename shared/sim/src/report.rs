@@ -206,6 +206,23 @@ impl Report {
             let _ = writeln!(out);
             let _ = writeln!(out, "{g}");
         }
+        if let Some(activity) = self
+            .get(Strategy::Headroom)
+            .and_then(|r| r.headroom.as_ref())
+        {
+            let f = &activity.forecast_score;
+            if activity.forecast_refreshes > 0 {
+                let _ = writeln!(out);
+                let _ = writeln!(
+                    out,
+                    "forecast: {} refreshes; of {} slots scored, {} minutes under-forecast, {:.1} instance-hours held beyond need",
+                    activity.forecast_refreshes, f.slots, f.under_minutes, f.over_instance_hours
+                );
+            }
+            for r in &activity.schedule_reviews {
+                let _ = writeln!(out, "schedule review: {r}");
+            }
+        }
         if let Some(hr) = self.get(Strategy::Headroom) {
             self.write_spans(&mut out, hr);
         }

@@ -49,6 +49,7 @@ pub fn build_forecast(
                 policy.min_history
             )),
             score,
+            schedule: Vec::new(),
         };
     };
     let margin = learn_margin(&profile, policy);
@@ -62,6 +63,7 @@ pub fn build_forecast(
         same_kind,
         unavailable: None,
         score,
+        schedule: Vec::new(),
     }
 }
 

@@ -8,7 +8,9 @@
 //! - `build.rs`: estimate + a margin learned from the estimate's own errors -> stored slots.
 //! - `claims.rs`: the slots as a `forecast` claim.
 //! - `score.rs`: how past slots compared with the demand that came.
+//! - `schedule_review.rs`: whether each planned peak still matches the demand (daily verdicts).
 //! - `refresh.rs`: the hourly refresh use case (ports in, state out).
+//! - `summary.rs`: what `headroom status` shows of it.
 //!
 //! Everything but `refresh.rs` is pure; time comes in as `now`, and only history before `now`
 //! is ever read, so the simulator can replay it walk-forward.
@@ -17,9 +19,11 @@ pub mod build;
 pub mod claims;
 pub mod profile;
 pub mod refresh;
+pub mod schedule_review;
 pub mod score;
 pub mod series;
 pub mod state;
+pub mod summary;
 
 pub use build::{build_forecast, is_due, REFRESH_EVERY};
 pub use claims::{forecast_claim, would_claim};

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::forecast::build::{build_forecast, is_due};
+use crate::forecast::schedule_review::{review_schedule, Verdict};
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -108,7 +109,11 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
             return Vec::new();
         }
         let lead = lead_time(target, &state.lead_samples, state.model.as_deref()).span;
-        let next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
+        let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
+        next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
+        for r in next.schedule.iter().filter(|r| r.verdict != Verdict::Ok) {
+            tracing::warn!(target_id = %target.id, peak = %r.peak, verdict = ?r.verdict, evidence = %r.evidence, "schedule review: the planned peak does not match the demand");
+        }
         let note = match &next.unavailable {
             Some(why) => format!("no forecast: {why}"),
             None => format!(

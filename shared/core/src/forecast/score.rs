@@ -76,6 +76,7 @@ mod tests {
             same_kind: true,
             unavailable: None,
             score: ForecastScore::default(),
+            schedule: Vec::new(),
         }
     }
 

@@ -24,6 +24,9 @@ pub struct ForecastState {
     pub unavailable: Option<String>,
     #[serde(default)]
     pub score: ForecastScore,
+    /// The planned peaks' verdicts from the same history (`schedule_review.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<crate::forecast::schedule_review::PeakReview>,
 }
 
 /// One forecast slot: `[start, start + slot_secs)`.
