@@ -3,12 +3,12 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
-use headroom_core::forecast::refresh_forecasts;
+use headroom_core::forecast::refresh::tick_with_forecasts;
 use headroom_core::metrics_port::{DemandHistory, NoDemand};
 use headroom_core::peaks::peak_change;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use headroom_core::reconcile::{
-    self, load_plan, reconcile_named, EventChange, ReconcileError, TickFailure, TickReport,
+    load_plan, reconcile_named, EventChange, ReconcileError, TickFailure, TickReport,
 };
 use headroom_core::state::take_state;
 use headroom_core::ScalableTargetId;
@@ -70,7 +70,8 @@ pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
 }
 
 /// [`handle`], refreshing due demand forecasts from `metrics` after the tick (hourly per target:
-/// the tick already read every state, so it knows which forecasts are due at no extra cost).
+/// the tick already read every state, so it knows which forecasts are due at no extra cost; the
+/// use case is `headroom_core::forecast::refresh::tick_with_forecasts`).
 pub async fn handle_with_metrics<
     A: ScalingTargets,
     S: StateStore,
@@ -87,29 +88,7 @@ pub async fn handle_with_metrics<
     match parse_trigger(event)? {
         Trigger::Tick(tick) => {
             tracing::debug!(event_id = ?tick.id, scheduled = ?tick.at, "tick");
-            let (version, plan) = load_plan(store).await?;
-            let mut report =
-                reconcile::tick_plan_observing(aas, store, Some(capacity), &plan, version, now)
-                    .await;
-            if let Some(metrics) = metrics.filter(|_| !report.forecast_due.is_empty()) {
-                let refresh =
-                    refresh_forecasts(metrics, aas, store, &plan, &report.forecast_due, now).await;
-                tracing::info!(
-                    refreshed = refresh.refreshed.len(),
-                    unavailable = refresh.unavailable.len(),
-                    metric_calls = refresh.metric_calls,
-                    "forecasts refreshed"
-                );
-                for (target, why) in &refresh.unavailable {
-                    tracing::info!(target_id = %target, reason = %why, "no forecast");
-                }
-                // A failed refresh is retried by the next tick (the forecast stays due); the
-                // tick's own result stands.
-                for failure in refresh.errors {
-                    tracing::warn!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "forecast refresh failed");
-                }
-                report.forecast_due.clear();
-            }
+            let report = tick_with_forecasts(aas, store, Some(capacity), metrics, now).await?;
             let failed = report.errors.iter().filter(|e| e.retryable).count();
             for failure in &report.errors {
                 tracing::error!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "reconcile failed");
