@@ -9,7 +9,7 @@ use std::path::Path;
 use headroom_sim::suggest::suggest_plan;
 use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy, Trace, World};
 
-/// (scenario directory under events/scenarios, trace under events/traces or ../shared/traces)
+/// (scenario directory under events/scenarios, trace under events/traces)
 const LEARNED: [(&str, &str); 3] = [
     (
         "nyc-taxi-learned",
