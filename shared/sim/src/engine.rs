@@ -381,10 +381,16 @@ impl DemandHistory for SimAas {
                 let Some(r) = self.index_of(id).map(|i| &runs[i]) else {
                     return DemandSeries::empty(from, period.as_secs());
                 };
-                let minutes = ((visible_until - self.history_start).div_euclid(60)).max(0) as usize;
-                let seen = &r.history[..minutes.min(r.history.len())];
-                let full = DemandSeries::new(instant(self.history_start), 60, seen.to_vec());
-                window(&full.coarsen(period.as_secs()), from, to)
+                // Copy only the minutes asked for (the run's history grows by a minute a minute).
+                let minute_of = |t: i64| ((t - self.history_start).div_euclid(60)).max(0) as usize;
+                let end = minute_of(visible_until).min(r.history.len());
+                let skip = minute_of(from.timestamp()).min(end);
+                let seen = DemandSeries::new(
+                    instant(self.history_start + skip as i64 * 60),
+                    60,
+                    r.history[skip..end].to_vec(),
+                );
+                window(&seen.coarsen(period.as_secs()), from, to)
             })
             .collect())
     }

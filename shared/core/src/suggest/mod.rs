@@ -166,9 +166,6 @@ pub fn suggest_peaks(
                 .map(|v| (v, 1.0))
                 .collect();
             let quiet_min = weighted_quantile(&mut inside, 0.25).unwrap_or(f32::INFINITY);
-            let typical_max = (first..=last)
-                .filter_map(|j| typical[j])
-                .fold(0.0, f32::max);
             if !quiet_min.is_finite() {
                 continue;
             }
@@ -176,7 +173,6 @@ pub fn suggest_peaks(
             if floor < min_capacity + MIN_LIFT {
                 continue;
             }
-            let _ = typical_max;
             let start_slot = first.saturating_sub(1);
             kind_peaks.push(peak(
                 kind, start_slot, last, slot, floor, &typical, quiet_min, median, "busy",
