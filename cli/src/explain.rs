@@ -1,20 +1,29 @@
 //! `headroom explain --event FILE [--plan FILE]`: prints, as JSON, what headroom would do with an
-//! event, changing nothing. Alarm, tick and peak events run through the very handler the Lambda
-//! runs (`headroom_alarm::handle`, `headroom_tick::handle`), against in-memory ports seeded from
-//! the plan: every target registered at the plan's base bounds, no stored state, and (for alarms)
-//! a desired count of the target's base minimum unless `--desired` says otherwise. SageMaker and
-//! pipeline events are explained by the deployment watcher's own `explain`.
+//! event, changing nothing. Every event runs through the use case its function runs
+//! (`headroom_core::usecase`), against in-memory ports seeded from the plan (see `World`): what
+//! is explained is what the Lambda would do in that world.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use headroom_core::capacity_port::MemoryCapacity;
+use headroom_core::deploy_ports::{ConfigVariantView, EndpointConfigView, EndpointView, ModelView};
 use headroom_core::lead_time::lead_time;
-use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::memory::{
+    count, Calls, MemoryCapacity, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory,
+    MemoryScalingTargets, MemoryStateStore,
+};
 use headroom_core::plan::{parse_plan, Plan};
-use headroom_core::Bounds;
-use headroom_events::{parse_trigger, Trigger};
+use headroom_core::trigger::Trigger;
+use headroom_core::usecase::alarm::{on_alarm, Origin};
+use headroom_core::usecase::deploy::{on_pipeline, on_sagemaker};
+use headroom_core::usecase::peak::on_peak;
+use headroom_core::usecase::tick::on_tick;
+use headroom_core::usecase::Ports;
+use headroom_core::{Bounds, EndpointName, ScalableTargetId, TargetState, VariantName};
+use headroom_events::parse_trigger;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// The plan used when `--plan` is not given.
@@ -88,65 +97,50 @@ pub async fn explain(
     let trigger = parse_trigger(event).context("headroom does not accept this event")?;
     let plan = parse_plan(plan_name, plan_text)?;
     let summary = event_summary(&trigger);
-    match &trigger {
-        Trigger::SageMaker(_) | Trigger::Pipeline(_) => Ok(json!({
-            "event": trigger.kind(),
-            "summary": summary,
-            "plan": plan_name,
-            "handled_by": "headroom-deploy",
-            "explanation": headroom_deploy::explain(&trigger, &plan),
-            "changes_nothing": true,
-        })),
-        Trigger::Alarm(_) | Trigger::Tick(_) | Trigger::Peak(_) => {
-            let (at, at_source) = instant(&trigger, &plan, at);
-            let world = World::seeded(&plan, plan_text, desired);
-            let (handled_by, result) = match &trigger {
-                Trigger::Alarm(_) => (
-                    "headroom-alarm",
-                    headroom_alarm::handle(&world.aas, &world.store, &world.capacity, event, at)
-                        .await
-                        .map(serde_json::to_value)
-                        .map_err(|e| e.to_string()),
-                ),
-                _ => (
-                    "headroom-tick",
-                    headroom_tick::handle(&world.aas, &world.store, &world.capacity, event, at)
-                        .await
-                        .map(serde_json::to_value)
-                        .map_err(|e| e.to_string()),
-                ),
-            };
-            let result = match result {
-                Ok(value) => value?,
-                // The handler would refuse it (e.g. a peak for a target the plan does not manage):
-                // that is the explanation.
-                Err(error) => json!({ "handler_error": error }),
-            };
-            Ok(json!({
-                "event": trigger.kind(),
-                "summary": summary,
-                "plan": plan_name,
-                "handled_by": handled_by,
-                "at": at,
-                "at_source": at_source,
-                "assumed": {
-                    "bounds": "every target registered at its plan's base min and max, nothing stored yet",
-                    "desired_count": desired.map_or_else(
-                        || json!("each target's base minimum (use --desired N)"),
-                        |d| json!(d),
-                    ),
-                },
-                "result": result,
-                "targets": world.changes(&plan),
-                "would_call": {
-                    "register_scalable_target": Calls::get(&world.aas.calls.register),
-                    "state_writes": Calls::get(&world.store.calls.save_state),
-                    "decision_log_records": Calls::get(&world.store.calls.append_log),
-                },
-                "changes_nothing": true,
-            }))
-        }
-    }
+    let (at, at_source) = instant(&trigger, &plan, at);
+    let world = World::seeded(&plan, plan_text, desired, at);
+    let ports = world.ports();
+    let result = match &trigger {
+        Trigger::Tick(tick) => answer(on_tick(ports, tick, at).await),
+        Trigger::Peak(request) => answer(on_peak(ports, request, at).await),
+        Trigger::Alarm(t) => answer(on_alarm(ports, t, Origin::Anywhere, at).await),
+        Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, at).await),
+        Trigger::Pipeline(hook) => answer(on_pipeline(ports, hook, at).await),
+    }?;
+    Ok(json!({
+        "event": trigger.kind(),
+        "summary": summary,
+        "plan": plan_name,
+        "handled_by": trigger.function().name(),
+        "at": at,
+        "at_source": at_source,
+        "assumed": {
+            "world": World::ASSUMED,
+            "desired_count": desired.map_or_else(
+                || json!("each target's base minimum (use --desired N)"),
+                |d| json!(d),
+            ),
+        },
+        "result": result,
+        "targets": world.changes(&plan),
+        "would_call": {
+            "register_scalable_target": Calls::get(&world.aas.calls.register),
+            "state_writes": Calls::get(&world.store.calls.save_state),
+            "decision_log_records": Calls::get(&world.store.calls.append_log),
+            "reviews_written": world.reviews.all().len(),
+            "endpoint_tags": count(&world.endpoints.tag_calls),
+        },
+        "changes_nothing": true,
+    }))
+}
+
+/// The use case's outcome as JSON; a refusal (e.g. a peak for a target the plan does not
+/// manage) is the explanation too.
+fn answer<O: Serialize, E: std::fmt::Display>(result: Result<O, E>) -> anyhow::Result<Value> {
+    Ok(match result {
+        Ok(outcome) => serde_json::to_value(outcome)?,
+        Err(error) => json!({ "handler_error": error.to_string() }),
+    })
 }
 
 /// The instant to decide at, and where it came from.
@@ -174,7 +168,14 @@ fn instant(
             }
             None => (Utc::now(), "now"),
         },
-        _ => (Utc::now(), "now"),
+        Trigger::SageMaker(ev) => match ev.occurred_at() {
+            Some(at) => (
+                at,
+                "the event's time (the endpoint's LastModifiedTime, else the envelope's)",
+            ),
+            None => (Utc::now(), "now (the event carries no time)"),
+        },
+        Trigger::Pipeline(_) => (Utc::now(), "now (a pipeline hook carries no time)"),
     }
 }
 
@@ -200,7 +201,24 @@ fn event_summary(trigger: &Trigger) -> Value {
             "suspend_scale_in": p.suspend_scale_in,
             "idempotency_key": p.idempotency_key(),
         }),
-        other => json!({ "kind": other.kind() }),
+        Trigger::SageMaker(ev) => json!({
+            "detail_type": ev.kind.detail_type(),
+            "id": ev.id,
+            "endpoint": ev.endpoint.as_ref().map(ToString::to_string),
+            "endpoint_config": ev.endpoint_config,
+            "status": ev.status.as_ref().map(ToString::to_string),
+            "occurred_at": ev.occurred_at(),
+            "idempotency_key": ev.idempotency_key(),
+        }),
+        Trigger::Pipeline(hook) => json!({
+            "action": hook.action.as_str(),
+            "endpoint": hook.endpoint.to_string(),
+            "variant": hook.variant.as_ref().map(ToString::to_string),
+            "inference_component": hook.inference_component.as_ref().map(ToString::to_string),
+            "model_version": hook.model_version,
+            "pipeline_run_id": hook.pipeline_run_id,
+            "idempotency_key": hook.idempotency_key(),
+        }),
     }
 }
 
@@ -209,22 +227,101 @@ struct World {
     aas: MemoryScalingTargets,
     store: MemoryStateStore,
     capacity: MemoryCapacity,
+    endpoints: MemoryEndpoints,
+    history: MemoryScalingHistory,
+    reviews: MemoryReviewStore,
 }
 
+/// The fingerprint the world assumes was in force before the event, so that a deployment event
+/// shows the path of a model change (a review) rather than only a first sighting.
+const PREVIOUS_MODEL: &str = "previous-model-assumed";
+
 impl World {
-    fn seeded(plan: &Plan, plan_text: &str, desired: Option<u32>) -> Self {
+    const ASSUMED: &'static str = "every target registered at its plan's base min and max; no claims \
+        stored yet; each managed endpoint in service with one config and one model per managed variant \
+        (named <endpoint>-config-in-force and <endpoint>-<variant>-model), and a different model \
+        recorded before it (so a SageMaker or pipeline event shows a model change); inference \
+        components unknown to SageMaker; no scaling policies or activities; no reviews";
+
+    fn seeded(plan: &Plan, plan_text: &str, desired: Option<u32>, now: DateTime<Utc>) -> Self {
         let mut aas = MemoryScalingTargets::default();
         let capacity = MemoryCapacity::default();
+        let store = MemoryStateStore::default().with_plan(plan_text);
+        let endpoints = MemoryEndpoints::default();
+        let mut variants: BTreeMap<&EndpointName, Vec<&VariantName>> = BTreeMap::new();
         for t in &plan.targets {
             aas = aas.with_target(t.id.clone(), t.min_capacity, t.max_capacity);
             let d = desired.unwrap_or(t.min_capacity);
             capacity.set(t.id.clone(), d, d);
+            if let ScalableTargetId::Variant { endpoint, variant } = &t.id {
+                variants.entry(endpoint).or_default().push(variant);
+                store.put_state(
+                    &t.id,
+                    TargetState {
+                        model: Some(PREVIOUS_MODEL.into()),
+                        ..TargetState::default()
+                    },
+                );
+            }
+        }
+        for (endpoint, names) in variants {
+            let config = format!("{endpoint}-config-in-force");
+            endpoints.put_endpoint(EndpointView {
+                name: endpoint.clone(),
+                arn: Some(format!(
+                    "arn:aws:sagemaker:us-east-1:123456789012:endpoint/{endpoint}"
+                )),
+                config_name: Some(config.clone()),
+                status: "InService".into(),
+                variants: Vec::new(),
+                last_modified: Some(now),
+            });
+            endpoints.put_config(EndpointConfigView {
+                name: config,
+                variants: names
+                    .iter()
+                    .map(|v| ConfigVariantView {
+                        name: v.to_string(),
+                        model_name: Some(format!("{endpoint}-{v}-model")),
+                        instance_type: None,
+                    })
+                    .collect(),
+            });
+            for v in names {
+                endpoints.put_model(ModelView {
+                    name: format!("{endpoint}-{v}-model"),
+                    arn: None,
+                    containers: Vec::new(),
+                });
+            }
         }
         Self {
             aas,
-            store: MemoryStateStore::default().with_plan(plan_text),
+            store,
             capacity,
+            endpoints,
+            history: MemoryScalingHistory::default(),
+            reviews: MemoryReviewStore::default(),
         }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn ports(
+        &self,
+    ) -> Ports<
+        '_,
+        MemoryScalingTargets,
+        MemoryScalingHistory,
+        MemoryCapacity,
+        MemoryEndpoints,
+        MemoryStateStore,
+        MemoryReviewStore,
+    > {
+        Ports::new(&self.aas, &self.store)
+            .with_history(&self.history)
+            .with_capacity(&self.capacity)
+            .with_endpoints(&self.endpoints)
+            .with_reviews(&self.reviews)
     }
 
     /// Every target the event touched: bounds before and after, the claims now stored, and the
@@ -240,13 +337,14 @@ impl World {
                     .filter(|r| r.get("target").and_then(Value::as_str) == Some(name.as_str()))
                     .collect();
                 let state = self.store.state(&t.id);
+                let seeded = state.version == 0;
                 let after = self.aas.get(&t.id).map(|o| o.bounds());
                 let before = Bounds {
                     min: t.min_capacity,
                     max: t.max_capacity,
                     suspend_scale_in: false,
                 };
-                if records.is_empty() && state.version == 0 && after == Some(before) {
+                if records.is_empty() && seeded && after == Some(before) {
                     return None;
                 }
                 Some(json!({
@@ -256,6 +354,7 @@ impl World {
                     "claims": state.claims,
                     "high_water": state.high_water,
                     "wake_pending_since": state.wake_pending_since,
+                    "model": state.model,
                     "decisions": records,
                 }))
             })

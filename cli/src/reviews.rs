@@ -7,7 +7,7 @@ use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_core::reconcile::load_plan;
 use headroom_core::review::Review;
-use headroom_deploy::{ack_review, list_reviews};
+use headroom_core::usecase::reviews::{ack_review, list_reviews};
 
 use crate::aws::{Aws, TableArgs};
 

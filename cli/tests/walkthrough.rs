@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, SageMakerCapacity};
+use headroom_core::usecase::Ports;
 use headroom_tests::{moto, sdk_config, unique};
 
 fn repo() -> PathBuf {
@@ -86,10 +87,13 @@ async fn the_readme_walkthrough_works_against_moto() {
                 .expect("a --data-file");
             let text = std::fs::read_to_string(map_path(file)).expect("the event file");
             let event: serde_json::Value = serde_json::from_str(&text).expect("JSON event");
-            let outcome =
-                headroom_tick::handle(&aas, &store, &capacity, &event, chrono::Utc::now())
-                    .await
-                    .unwrap_or_else(|e| panic!("`{line}` failed: {e}"));
+            let outcome = headroom_tick::handle(
+                Ports::new(&aas, &store).with_capacity(&capacity),
+                &event,
+                chrono::Utc::now(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("`{line}` failed: {e}"));
             let answer = serde_json::to_value(&outcome).expect("answer");
             assert!(
                 answer["errors"].as_array().is_none_or(Vec::is_empty),

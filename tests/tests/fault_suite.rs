@@ -53,8 +53,9 @@ use headroom_core::ids::ScalableTargetId;
 use headroom_core::plan::parse_plan;
 use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore, StoredPlan};
 use headroom_core::state::TargetState;
+use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
-use headroom_deploy::Deploy;
+use headroom_lambda::Classified as _;
 use headroom_lambda::{respond, Caller};
 use headroom_tests::fault_proxy::{FaultConfig, FaultProxy, Stats};
 use headroom_tests::{moto, raw_scalable_target, sdk_config, t, table_with_plan, unique};
@@ -371,7 +372,12 @@ impl World {
                     let aas = AasScalingTargets::new(clients.aas.clone());
                     let store = DynamoStateStore::new(clients.dynamo.clone(), table);
                     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
-                    let r = headroom_tick::handle(&aas, &store, &capacity, &event, now).await;
+                    let r = headroom_tick::handle(
+                        Ports::new(&aas, &store).with_capacity(&capacity),
+                        &event,
+                        now,
+                    )
+                    .await;
                     let retryable = r.as_ref().err().is_some_and(|e| e.is_retryable());
                     (respond(r, &request_id, Caller::Asynchronous), retryable)
                 }
@@ -379,7 +385,13 @@ impl World {
                     let aas = AasScalingTargets::new(clients.aas.clone());
                     let store = DynamoStateStore::new(clients.dynamo.clone(), table);
                     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
-                    let r = headroom_alarm::handle(&aas, &store, &capacity, &event, now).await;
+                    let r = headroom_alarm::handle(
+                        Ports::new(&aas, &store).with_capacity(&capacity),
+                        &event,
+                        headroom_alarm::Origin::Anywhere,
+                        now,
+                    )
+                    .await;
                     let retryable = r.as_ref().err().is_some_and(|e| e.is_retryable());
                     (respond(r, &request_id, Caller::Asynchronous), retryable)
                 }
@@ -389,19 +401,16 @@ impl World {
                     let reviews = DynamoReviews::new(clients.dynamo.clone(), table.clone());
                     let aas = AasScalingTargets::new(clients.aas.clone());
                     let store = DynamoStateStore::new(clients.dynamo.clone(), table);
-                    let deploy = Deploy {
-                        endpoints: &endpoints,
-                        history: &history,
-                        reviews: &reviews,
-                        aas: &aas,
-                        store: &store,
-                    };
+                    let deploy = Ports::new(&aas, &store)
+                        .with_history(&history)
+                        .with_endpoints(&endpoints)
+                        .with_reviews(&reviews);
                     let caller = if event.get("kind").is_some() {
                         Caller::Direct
                     } else {
                         Caller::Asynchronous
                     };
-                    let r = deploy.handle(&event, now).await;
+                    let r = headroom_deploy::handle(deploy, &event, now).await;
                     let retryable = r.as_ref().err().is_some_and(|e| e.is_retryable());
                     (respond(r, &request_id, caller), retryable)
                 }

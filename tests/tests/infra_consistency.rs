@@ -32,6 +32,7 @@ mod source;
 #[path = "infra_consistency/template.rs"]
 mod template;
 
+use headroom_core::trigger::Function;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -111,31 +112,39 @@ const AAS_SAGEMAKER_SERVICE: &str = "sagemaker.application-autoscaling.amazonaws
 /// dev-dependency in tests/Cargo.toml); the test says so when one is missing.
 fn declared() -> BTreeMap<&'static str, &'static [(&'static str, &'static [&'static str])]> {
     BTreeMap::from([
-        ("headroom-tick", headroom_tick::operations::ADAPTERS),
-        ("headroom-alarm", headroom_alarm::operations::ADAPTERS),
-        ("headroom-deploy", headroom_deploy::operations::ADAPTERS),
+        (Function::Tick.name(), headroom_tick::operations::ADAPTERS),
+        (Function::Alarm.name(), headroom_alarm::operations::ADAPTERS),
+        (
+            Function::Deploy.name(),
+            headroom_deploy::operations::ADAPTERS,
+        ),
     ])
 }
 
-/// Which function handles each EventBridge detail-type headroom parses.
-fn routes() -> Vec<(&'static str, &'static str)> {
-    vec![
-        (
-            headroom_events::schedule::SCHEDULED_DETAIL_TYPE,
-            "headroom-tick",
-        ),
-        (headroom_events::alarm::DETAIL_TYPE, "headroom-alarm"),
-        (
-            headroom_events::sagemaker::ENDPOINT_STATE,
-            "headroom-deploy",
-        ),
-        (
-            headroom_events::sagemaker::DEPLOYMENT_STATE,
-            "headroom-deploy",
-        ),
-        (headroom_events::sagemaker::CONFIG_STATE, "headroom-deploy"),
-    ]
+/// Which function handles each EventBridge detail-type headroom parses: the code's own routing
+/// (`Trigger::function`), read off the fixtures, which must cover every such detail-type.
+fn routes(fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<(String, &'static str)> {
+    let mut routes: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    for (_, event) in fixtures {
+        let (Some(detail_type), Ok(trigger)) = (
+            event.get("detail-type").and_then(|d| d.as_str()),
+            headroom_events::parse_trigger(event),
+        ) else {
+            continue;
+        };
+        routes.insert((detail_type.to_owned(), trigger.function().name()));
+    }
+    routes.into_iter().collect()
 }
+
+/// Every EventBridge detail-type headroom parses (each needs a fixture in events/).
+const DETAIL_TYPES: [&str; 5] = [
+    headroom_events::schedule::SCHEDULED_DETAIL_TYPE,
+    headroom_events::alarm::DETAIL_TYPE,
+    headroom_events::sagemaker::ENDPOINT_STATE,
+    headroom_events::sagemaker::DEPLOYMENT_STATE,
+    headroom_events::sagemaker::CONFIG_STATE,
+];
 
 /// This package's directory as cargo gives it when the test runs. The compile-time value would
 /// be another clone's when cargo reuses a test binary from a target dir shared between clones.
@@ -990,7 +999,17 @@ fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<
             .filter_map(|d| d.as_str().map(str::to_owned))
             .collect()
     };
-    for (detail_type, binary) in routes() {
+    // The routes come from the repository's fixtures, whatever `fixtures` is being checked.
+    let routes = routes(&self::fixtures());
+    for detail_type in DETAIL_TYPES {
+        if !routes.iter().any(|(d, _)| d == detail_type) {
+            problems.push(format!(
+                "no fixture in events/ has detail-type {detail_type:?}"
+            ));
+        }
+    }
+    for (detail_type, binary) in &routes {
+        let (detail_type, binary) = (detail_type.as_str(), *binary);
         for (other, _) in rules.iter() {
             let has = detail_types(other).contains(detail_type);
             if other == binary && !has {
@@ -1016,7 +1035,7 @@ fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<
         if event.get("source").and_then(|s| s.as_str()) == Some("aws.scheduler") {
             continue;
         }
-        let Some((_, binary)) = routes().into_iter().find(|(d, _)| *d == detail_type) else {
+        let Some((_, binary)) = routes.iter().find(|(d, _)| d == detail_type) else {
             continue;
         };
         let mut matched = Vec::new();

@@ -9,11 +9,12 @@
 use aws_sdk_sagemaker::types::DesiredWeightAndCapacity;
 use chrono::Duration;
 use headroom_adapters::{AasScalingTargets, DynamoStateStore, SageMakerCapacity};
-use headroom_alarm::handle;
+use headroom_alarm::{handle, Origin};
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::plan::Plan;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::reconcile::tick_plan_observing;
+use headroom_core::usecase::Ports;
 use headroom_core::{ClaimSource, Suspended};
 use headroom_tests::{
     create_endpoint, raw_scalable_target, sdk_config, t, table_with_plan, unique, CallCounter,
@@ -147,10 +148,9 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
 
     // WHEN the burst alarm's ALARM arrives through EventBridge
     let report = handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(BURST_ALARM),
+        Origin::Anywhere,
         alarm_at + Duration::seconds(20),
     )
     .await
@@ -174,10 +174,9 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
     // WHEN the same transition arrives again through the direct alarm action
     w.counter.reset();
     let again = handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(BURST_ALARM_DIRECT),
+        Origin::Anywhere,
         alarm_at + Duration::seconds(40),
     )
     .await
@@ -200,10 +199,9 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
     // WHEN the burst clears (OK at 10:17:31) THEN the floor holds for the 20 min hold
     let ok_at = t("2026-03-14T10:17:31.887Z");
     handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(BURST_OK),
+        Origin::Anywhere,
         ok_at + Duration::seconds(5),
     )
     .await
@@ -231,9 +229,7 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
     ];
     for (minutes, min, suspended) in steps {
         headroom_tick::handle(
-            &w.aas,
-            &w.store,
-            &w.capacity,
+            Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
             &json(TICK),
             ok_at + Duration::minutes(minutes),
         )
@@ -251,10 +247,9 @@ async fn a_burst_alarm_guards_at_once_and_the_tick_releases_it_step_by_step() {
 async fn an_alarm_the_plan_does_not_name_makes_no_aws_change() {
     let w = World::new("unknown", 2, 1, 8, guard_plan).await;
     let report = handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(UNKNOWN),
+        Origin::Anywhere,
         t("2026-03-14T09:50:30Z"),
     )
     .await
@@ -298,10 +293,9 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
 
     // WHEN the backlog alarm fires
     handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(BACKLOG_ALARM),
+        Origin::Anywhere,
         alarm_at + Duration::seconds(15),
     )
     .await
@@ -385,18 +379,15 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
     // WHEN the backlog clears (OK through the direct action at 06:14) THEN the wake holds 15 min
     let ok_at = t("2026-03-14T06:14:00.640Z");
     handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(BACKLOG_OK),
+        Origin::Anywhere,
         ok_at + Duration::seconds(3),
     )
     .await
     .expect("handled");
     headroom_tick::handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(TICK),
         ok_at + Duration::minutes(14),
     )
@@ -405,9 +396,7 @@ async fn a_backlog_wakes_an_endpoint_at_zero_and_the_tick_measures_the_wake_late
     assert_eq!(w.aas_bounds().await, (1, 4, false));
     // AND then lets target tracking take it back to zero
     headroom_tick::handle(
-        &w.aas,
-        &w.store,
-        &w.capacity,
+        Ports::new(&w.aas, &w.store).with_capacity(&w.capacity),
         &json(TICK),
         ok_at + Duration::minutes(16),
     )

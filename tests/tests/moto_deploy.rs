@@ -26,8 +26,11 @@ use headroom_core::deploy_ports::ReviewStore;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::review::ReviewStatus;
+use headroom_core::usecase::deploy::{CheckAnswer, ModelChange, ReviewAction};
+use headroom_core::usecase::reviews::ack_review;
+use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
-use headroom_deploy::{ack_review, Deploy, Outcome};
+use headroom_deploy::Outcome;
 use headroom_tests::{sdk_config, table_with_plan, unique, CallCounter};
 use serde_json::{json, Value};
 
@@ -164,20 +167,16 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     let endpoints = SageMakerModels::new(sagemaker.clone());
     let history = AasHistory::new(aas_client.clone());
     let reviews = DynamoReviews::new(dynamo.clone(), table.clone());
-    let deploy = Deploy {
-        endpoints: &endpoints,
-        history: &history,
-        reviews: &reviews,
-        aas: &aas,
-        store: &store,
-    };
+    let deploy = Ports::new(&aas, &store)
+        .with_history(&history)
+        .with_endpoints(&endpoints)
+        .with_reviews(&reviews);
 
     // WHEN SageMaker reports the endpoint in service under v1, THEN that is the baseline
-    let first = deploy
-        .handle(&event_for(IN_SERVICE, &endpoint), Utc::now())
+    let first = headroom_deploy::handle(deploy, &event_for(IN_SERVICE, &endpoint), Utc::now())
         .await
         .expect("baseline handled");
-    assert_eq!(first.targets[0].change, "baseline", "{first:?}");
+    assert_eq!(first.targets[0].change, ModelChange::Baseline, "{first:?}");
     assert!(
         first.targets[0]
             .notes
@@ -213,8 +212,7 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
         .expect("recreate the endpoint with the v2 config");
     sm_counter.reset();
     dynamo_counter.reset();
-    let changed = deploy
-        .handle(&event_for(IN_SERVICE, &endpoint), Utc::now())
+    let changed = headroom_deploy::handle(deploy, &event_for(IN_SERVICE, &endpoint), Utc::now())
         .await
         .expect("change handled");
     // Each resource is described once per event, and the tag is one call.
@@ -231,18 +229,18 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
         sm_counter.snapshot(),
         dynamo_counter.snapshot()
     );
-    let again = deploy
-        .handle(&event_for(IN_SERVICE_AGAIN, &endpoint), Utc::now())
-        .await
-        .expect("second event handled");
+    let again =
+        headroom_deploy::handle(deploy, &event_for(IN_SERVICE_AGAIN, &endpoint), Utc::now())
+            .await
+            .expect("second event handled");
 
     // THEN one review is open, with the old and new model and the attached policy
-    assert_eq!(changed.targets[0].change, "changed");
+    assert_eq!(changed.targets[0].change, ModelChange::Changed);
     assert_eq!(
         changed.targets[0].review.as_ref().map(|r| r.action),
-        Some("opened")
+        Some(ReviewAction::Opened)
     );
-    assert_eq!(again.targets[0].change, "unchanged");
+    assert_eq!(again.targets[0].change, ModelChange::Unchanged);
     let list = reviews.reviews(&id).await.expect("list the reviews");
     assert_eq!(list.len(), 1, "{list:#?}");
     let review = &list[0];
@@ -283,13 +281,12 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     // WHEN a pipeline asks before promoting, THEN the answer is "open"
     let mut check: Value = serde_json::from_str(CHECK).expect("the sample hook is JSON");
     check["endpoint"] = json!(endpoint);
-    let answer = deploy
-        .handle(&check, Utc::now())
+    let answer = headroom_deploy::handle(deploy, &check, Utc::now())
         .await
         .expect("check answered");
     assert_eq!(
         (answer.outcome, answer.review),
-        (Outcome::Answered, Some("open"))
+        (Outcome::Answered, Some(CheckAnswer::Open))
     );
     assert_eq!(answer.open_reviews[0].id, review.id);
 
@@ -307,19 +304,21 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     .expect("acknowledged");
     assert_eq!(acked.tag, Some("acked"));
     assert_eq!(review_tag(&sagemaker, &arn).await.as_deref(), Some("acked"));
-    let answer = deploy
-        .handle(&check, Utc::now())
+    let answer = headroom_deploy::handle(deploy, &check, Utc::now())
         .await
         .expect("check answered");
-    assert_eq!(answer.review, Some("clear"));
+    assert_eq!(answer.review, Some(CheckAnswer::Clear));
 
     // WHEN an endpoint the plan does not manage changes, THEN nothing is written or tagged
     sm_counter.reset();
     dynamo_counter.reset();
-    let other = deploy
-        .handle(&event_for(IN_SERVICE, &unique("unmanaged")), Utc::now())
-        .await
-        .expect("handled");
+    let other = headroom_deploy::handle(
+        deploy,
+        &event_for(IN_SERVICE, &unique("unmanaged")),
+        Utc::now(),
+    )
+    .await
+    .expect("handled");
     assert_eq!(other.outcome, Outcome::Ignored);
     assert_eq!(sm_counter.get("AddTags"), 0);
     assert_eq!(

@@ -8,14 +8,14 @@
 
 use chrono::{Duration, DurationRound, Utc};
 use headroom_adapters::AasScalingTargets;
-use headroom_core::capacity_port::NoCapacity;
 use headroom_core::forecast::DemandSeries;
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::metrics_port::MemoryDemand;
+use headroom_core::memory::MemoryDemand;
 use headroom_core::ports::{ScalingTargets, StateStore};
+use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
 use headroom_tests::{create_endpoint, sdk_config, table_with_plan, unique};
-use headroom_tick::{handle_with_metrics, Outcome};
+use headroom_tick::{handle, Outcome};
 
 const TICK_EVENT: &str = include_str!("../../events/schedule/tick-rule.json");
 
@@ -52,7 +52,7 @@ async fn the_tick_refreshes_the_forecast_and_raises_min_capacity_on_aas() {
     let event: serde_json::Value = serde_json::from_str(TICK_EVENT).expect("json");
 
     // WHEN the tick runs
-    let out = handle_with_metrics(&aas, &store, &NoCapacity, Some(&metrics), &event, now)
+    let out = handle(Ports::new(&aas, &store).with_demand(&metrics), &event, now)
         .await
         .expect("tick");
     let Outcome::Tick(report) = out else {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use chrono::{Duration, SecondsFormat, SubsecRound, Utc};
 use headroom_adapters::AasScalingTargets;
-use headroom_core::capacity_port::NoCapacity;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{ScalingTargets, StateStore};
+use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
 use headroom_tests::{
     create_endpoint, raw_scalable_target, sdk_config, table_with_plan, unique, CallCounter,
@@ -62,7 +62,7 @@ max_capacity = 8
     counter.reset();
 
     // WHEN the tick runs (the peak's claim has been live since 5 minutes ago)
-    let first = handle(&aas, &store, &NoCapacity, &event, now)
+    let first = handle(Ports::new(&aas, &store), &event, now)
         .await
         .expect("first tick");
 
@@ -94,15 +94,9 @@ max_capacity = 8
 
     // WHEN the same tick arrives again a minute later (a duplicate or the next tick)
     counter.reset();
-    let second = handle(
-        &aas,
-        &store,
-        &NoCapacity,
-        &event,
-        now + Duration::minutes(1),
-    )
-    .await
-    .expect("second tick");
+    let second = handle(Ports::new(&aas, &store), &event, now + Duration::minutes(1))
+        .await
+        .expect("second tick");
 
     // THEN nothing mutates: no register, no state write, no log record
     let Outcome::Tick(report) = second else {

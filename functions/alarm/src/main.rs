@@ -5,8 +5,10 @@ use chrono::Utc;
 use headroom_adapters::{
     AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
+use headroom_alarm::{AlarmError, Origin};
 use headroom_core::alarms::Home;
-use headroom_lambda::{respond, Caller};
+use headroom_core::usecase::Ports;
+use headroom_lambda::{respond, Caller, EdgeError};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
@@ -19,30 +21,22 @@ async fn main() -> Result<(), Error> {
     let aas = AasScalingTargets::new(clients.aas.clone());
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
+    let ports = Ports::new(&aas, &store).with_capacity(&capacity);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
-        let (aas, store, capacity) = (&aas, &store, &capacity);
-        async move {
-            // The function's own account and region: alarm events from elsewhere are refused
-            // unless the plan names them by ARN.
-            let arn = &event.context.invoked_function_arn;
-            let result = match Home::from_function_arn(arn) {
-                Some(home) => {
-                    headroom_alarm::handle_in(
-                        aas,
-                        store,
-                        capacity,
-                        &event.payload,
-                        Utc::now(),
-                        &home,
-                    )
-                    .await
-                }
-                None => Err(headroom_alarm::HandlerError::UnknownHome { arn: arn.clone() }),
-            };
-            // Both the EventBridge rule and the alarm action invoke asynchronously.
-            respond(result, &event.context.request_id, Caller::Asynchronous)
-        }
+    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
+        // The function's own account and region: alarm events from elsewhere are refused
+        // unless the plan names them by ARN.
+        let arn = &event.context.invoked_function_arn;
+        let result = match Home::from_function_arn(arn) {
+            Some(home) => {
+                headroom_alarm::handle(ports, &event.payload, Origin::Home(&home), Utc::now()).await
+            }
+            None => Err(EdgeError::Failed(AlarmError::UnknownHome {
+                arn: arn.clone(),
+            })),
+        };
+        // Both the EventBridge rule and the alarm action invoke asynchronously.
+        respond(result, &event.context.request_id, Caller::Asynchronous)
     }))
     .await
 }

@@ -1,24 +1,38 @@
-//! The deployment watcher: reacts to SageMaker endpoint, deployment and endpoint-config state
-//! changes and to deployment pipelines' own calls (`headroom.pipeline/v1`). It keeps the model
-//! identity behind each managed target, opens a scaling-policy review when it changes, and
-//! measures how long new capacity really takes so that pre-scaling uses a measured lead time.
-//!
-//! `handler.rs` is the flow (generic over the ports), `observe.rs` reads identities from
-//! SageMaker (the pure rules it applies are in headroom-core: `identity.rs`, `review.rs`, and
-//! `lead_samples.rs`, which turns scaling activities and endpoint transitions into lead-time
-//! samples), `reviews.rs` lists and acknowledges reviews (shared with the CLI),
-//! `explain.rs` says what would happen without calling AWS, and `memory.rs` has in-memory ports
-//! for tests and dry runs.
+//! The deployment watcher: SageMaker endpoint, deployment and endpoint-config state changes and
+//! deployment pipelines' own calls (`headroom.pipeline/v1`). The use cases are
+//! `headroom_core::usecase::deploy`; this crate parses the event and wires the ports.
 
-pub mod error;
-pub mod explain;
-pub mod handler;
-pub mod memory;
-pub mod observe;
 pub mod operations;
-pub mod reviews;
 
-pub use error::DeployError;
-pub use explain::explain;
-pub use handler::{Deploy, Outcome, Response};
-pub use reviews::{ack_review, list_reviews, Acked};
+use chrono::{DateTime, Utc};
+use headroom_core::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use headroom_core::ports::{ScalingTargets, StateStore};
+use headroom_core::trigger::{Function, Trigger};
+use headroom_core::usecase::deploy::{on_pipeline, on_sagemaker};
+use headroom_core::usecase::Ports;
+use headroom_lambda::{misrouted, parse, EdgeError};
+
+pub use headroom_core::usecase::deploy::{DeployError, Outcome, Response};
+
+pub type Error = EdgeError<DeployError>;
+
+/// Handles one raw event at `now`.
+pub async fn handle<T, H, C, E, S, R, D>(
+    ports: Ports<'_, T, H, C, E, S, R, D>,
+    event: &serde_json::Value,
+    now: DateTime<Utc>,
+) -> Result<Response, Error>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+{
+    let result = match parse(event)? {
+        Trigger::SageMaker(ev) => on_sagemaker(ports, &ev, now).await,
+        Trigger::Pipeline(hook) => on_pipeline(ports, &hook, now).await,
+        other => return Err(misrouted(&other, Function::Deploy)),
+    };
+    result.map_err(EdgeError::Failed)
+}

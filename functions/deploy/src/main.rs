@@ -1,3 +1,7 @@
+// The watcher's future nests deeply (handler -> use case -> watch -> reconcile -> SDK calls):
+// computing its layout needs more than the default query depth.
+#![recursion_limit = "256"]
+
 //! Lambda entry point: initialise once (JSON logs, environment, AWS clients), then serve events.
 
 use chrono::Utc;
@@ -5,7 +9,7 @@ use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, FunctionEnv};
-use headroom_deploy::Deploy;
+use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
@@ -21,29 +25,21 @@ async fn main() -> Result<(), Error> {
     let reviews = DynamoReviews::new(clients.dynamo.clone(), env.table.clone());
     let aas = AasScalingTargets::new(clients.aas.clone());
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
+    let ports = Ports::new(&aas, &store)
+        .with_history(&history)
+        .with_endpoints(&endpoints)
+        .with_reviews(&reviews);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
-        let deploy = Deploy {
-            endpoints: &endpoints,
-            history: &history,
-            reviews: &reviews,
-            aas: &aas,
-            store: &store,
+    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
+        // A pipeline invokes synchronously and reads the answer; SageMaker events come from
+        // EventBridge, asynchronously.
+        let caller = if event.payload.get("kind").is_some() {
+            Caller::Direct
+        } else {
+            Caller::Asynchronous
         };
-        async move {
-            // A pipeline invokes synchronously and reads the answer; SageMaker events come from
-            // EventBridge, asynchronously.
-            let caller = if event.payload.get("kind").is_some() {
-                Caller::Direct
-            } else {
-                Caller::Asynchronous
-            };
-            respond(
-                deploy.handle(&event.payload, Utc::now()).await,
-                &event.context.request_id,
-                caller,
-            )
-        }
+        let result = headroom_deploy::handle(ports, &event.payload, Utc::now()).await;
+        respond(result, &event.context.request_id, caller)
     }))
     .await
 }

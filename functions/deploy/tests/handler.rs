@@ -9,12 +9,16 @@ use headroom_core::deploy_ports::{
 use headroom_core::identity::{ContainerIdentity, ModelIdentity};
 use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId};
 use headroom_core::lead_time::lead_time;
+use headroom_core::memory::{count, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory};
 use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::plan::parse_plan;
 use headroom_core::ports::ErrorClass;
 use headroom_core::review::{ReviewStatus, ScalingPolicySummary, REVIEW_TAG};
-use headroom_deploy::memory::{count, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory};
-use headroom_deploy::{ack_review, list_reviews, Deploy, DeployError, Outcome};
+use headroom_core::usecase::deploy::{CheckAnswer, DeployError, ModelChange, ReviewAction};
+use headroom_core::usecase::reviews::{ack_review, list_reviews};
+use headroom_core::usecase::Ports;
+use headroom_deploy::{Error, Outcome, Response};
+use headroom_lambda::Classified as _;
 use serde_json::{json, Value};
 
 const ARN: &str = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-prod";
@@ -125,31 +129,25 @@ impl World {
         }
     }
 
-    fn deploy(
+    fn ports(
         &self,
-    ) -> Deploy<
+    ) -> Ports<
         '_,
-        MemoryEndpoints,
-        MemoryScalingHistory,
-        MemoryReviewStore,
         MemoryScalingTargets,
+        MemoryScalingHistory,
+        (),
+        MemoryEndpoints,
         MemoryStateStore,
+        MemoryReviewStore,
     > {
-        Deploy {
-            endpoints: &self.endpoints,
-            history: &self.history,
-            reviews: &self.reviews,
-            aas: &self.aas,
-            store: &self.store,
-        }
+        Ports::new(&self.aas, &self.store)
+            .with_history(&self.history)
+            .with_endpoints(&self.endpoints)
+            .with_reviews(&self.reviews)
     }
 
-    async fn handle(
-        &self,
-        event: &Value,
-        now: &str,
-    ) -> Result<headroom_deploy::Response, DeployError> {
-        self.deploy().handle(event, t(now)).await
+    async fn handle(&self, event: &Value, now: &str) -> Result<Response, Error> {
+        headroom_deploy::handle(self.ports(), event, t(now)).await
     }
 
     fn fingerprint(&self) -> Option<String> {
@@ -209,7 +207,7 @@ async fn baseline_then_switch(w: &World) {
         )
         .await
         .expect("baseline");
-    assert_eq!(r.targets[0].change, "baseline");
+    assert_eq!(r.targets[0].change, ModelChange::Baseline);
     w.endpoints
         .switch_config("chat-prod", "chat-prod-config-v8");
 }
@@ -225,7 +223,7 @@ async fn first_sighting_is_a_baseline_without_review() {
         .await
         .expect("handled");
     assert_eq!(r.outcome, Outcome::Watched);
-    assert_eq!(r.targets[0].change, "baseline");
+    assert_eq!(r.targets[0].change, ModelChange::Baseline);
     assert!(r.targets[0].review.is_none());
     assert_eq!(
         w.fingerprint(),
@@ -260,13 +258,13 @@ async fn a_model_change_opens_one_review_and_tags_the_endpoint() {
         .await
         .expect("handled");
     let target = &r.targets[0];
-    assert_eq!(target.change, "changed");
+    assert_eq!(target.change, ModelChange::Changed);
     assert_eq!(
         target.previous_fingerprint.as_deref(),
         Some(fp("v7").as_str())
     );
     let review = target.review.as_ref().expect("review");
-    assert_eq!(review.action, "opened");
+    assert_eq!(review.action, ReviewAction::Opened);
     assert!(review.tagged);
     assert_eq!(
         w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
@@ -372,14 +370,14 @@ async fn other_event_kinds_are_refused_without_mutation() {
         .handle(&fixture("schedule/tick-rule.json"), "2026-03-14T08:00:00Z")
         .await
         .expect_err("refused");
-    assert!(matches!(err, DeployError::WrongTrigger { .. }), "{err}");
+    assert!(matches!(err, Error::WrongFunction(_)), "{err}");
     assert!(err.to_string().contains("headroom-tick"), "{err}");
     assert!(!err.is_retryable());
     let err = w
         .handle(&json!({"hello": "world"}), "2026-03-14T08:00:00Z")
         .await
         .expect_err("refused");
-    assert!(matches!(err, DeployError::BadEvent(_)), "{err}");
+    assert!(matches!(err, Error::BadEvent(_)), "{err}");
     assert_eq!(w.store.calls.mutations(), 0);
     assert_eq!(count(&w.endpoints.describes), 0);
 }
@@ -501,7 +499,7 @@ async fn missing_scaling_activities_do_not_stop_the_identity_check() {
         )
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
     assert!(
         r.targets[0]
             .notes
@@ -521,7 +519,10 @@ async fn pipeline_check_answers_open_until_the_review_is_acknowledged() {
         .handle(&check, "2026-03-14T07:00:00Z")
         .await
         .expect("answered");
-    assert_eq!((r.outcome, r.review), (Outcome::Answered, Some("clear")));
+    assert_eq!(
+        (r.outcome, r.review),
+        (Outcome::Answered, Some(CheckAnswer::Clear))
+    );
 
     baseline_then_switch(&w).await;
     w.handle(
@@ -535,7 +536,7 @@ async fn pipeline_check_answers_open_until_the_review_is_acknowledged() {
         .handle(&check, "2026-03-14T09:30:00Z")
         .await
         .expect("answered");
-    assert_eq!(r.review, Some("open"));
+    assert_eq!(r.review, Some(CheckAnswer::Open));
     assert_eq!(r.open_reviews.len(), 1);
     assert_eq!(r.open_reviews[0].fingerprint, fp("v8"));
     assert_eq!(
@@ -567,7 +568,7 @@ async fn pipeline_check_answers_open_until_the_review_is_acknowledged() {
         .handle(&check, "2026-03-14T10:01:00Z")
         .await
         .expect("answered");
-    assert_eq!(r.review, Some("clear"));
+    assert_eq!(r.review, Some(CheckAnswer::Clear));
     // Acknowledging twice is refused with who did it.
     let err = ack_review(
         &w.reviews,
@@ -618,7 +619,10 @@ async fn pipeline_check_for_an_unmanaged_endpoint_says_so() {
         .handle(&check, "2026-03-14T07:00:00Z")
         .await
         .expect("answered");
-    assert_eq!((r.outcome, r.review), (Outcome::Ignored, Some("unmanaged")));
+    assert_eq!(
+        (r.outcome, r.review),
+        (Outcome::Ignored, Some(CheckAnswer::Unmanaged))
+    );
 }
 
 #[tokio::test]
@@ -629,10 +633,10 @@ async fn pipeline_deployed_checks_the_identity_and_keeps_its_label() {
         .handle(&fixture("pipeline/deployed.json"), "2026-03-14T09:12:00Z")
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
     assert_eq!(
         r.targets[0].review.as_ref().map(|rv| rv.action),
-        Some("opened")
+        Some(ReviewAction::Opened)
     );
     let stored = w.reviews.identity(&variant()).expect("identity");
     assert_eq!(
@@ -699,7 +703,7 @@ async fn a_model_that_comes_back_after_an_ack_reopens_its_review() {
         .expect("handled");
     assert_eq!(
         r.targets[0].review.as_ref().map(|rv| rv.action),
-        Some("reopened")
+        Some(ReviewAction::Reopened)
     );
     let v8 = w
         .reviews
@@ -732,7 +736,7 @@ async fn reviews_can_be_turned_off_by_the_plan() {
         .expect("handled");
     assert_eq!(
         r.targets[0].review.as_ref().map(|rv| rv.action),
-        Some("disabled")
+        Some(ReviewAction::Disabled)
     );
     assert!(w.reviews.all().is_empty());
     assert_eq!(count(&w.endpoints.tag_calls), 0);
@@ -782,7 +786,7 @@ async fn an_endpoint_config_event_waits_for_the_endpoint_to_use_it() {
         .handle(&ev, "2026-03-14T09:20:00Z")
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
 }
 
 #[tokio::test]
@@ -828,7 +832,7 @@ max_capacity = 4
         )
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "baseline");
+    assert_eq!(r.targets[0].change, ModelChange::Baseline);
     put("s3://models/ic/v2/");
     let r = w
         .handle(
@@ -837,7 +841,7 @@ max_capacity = 4
         )
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
     let rv = &w.reviews.all()[0];
     assert_eq!(rv.target.to_string(), "inference-component/ic-llama");
     assert_eq!(
@@ -848,48 +852,6 @@ max_capacity = 4
     assert_eq!(
         w.endpoints.tags(ARN).get(REVIEW_TAG).map(String::as_str),
         Some("open")
-    );
-}
-
-#[tokio::test]
-async fn explain_describes_without_calling_aws() {
-    let plan = parse_plan("test", PLAN).expect("valid plan");
-    let trigger =
-        headroom_events::parse_trigger(&fixture("sagemaker/endpoint-updating-tags-list.json"))
-            .expect("parses");
-    let v = headroom_deploy::explain(&trigger, &plan);
-    assert_eq!(v["handled_by"], "headroom-deploy");
-    assert_eq!(
-        v["managed_targets"][0]["target"],
-        "endpoint/chat-prod/variant/AllTraffic"
-    );
-    assert!(
-        v.to_string()
-            .contains("UPDATING: remember when provisioning started"),
-        "{v}"
-    );
-    let check = headroom_events::parse_trigger(&fixture("pipeline/check.json")).expect("parses");
-    let v = headroom_deploy::explain(&check, &plan);
-    assert_eq!(
-        v["managed_targets"][0],
-        "endpoint/chat-prod/variant/AllTraffic"
-    );
-    let tick = headroom_events::parse_trigger(&fixture("schedule/tick-rule.json")).expect("parses");
-    assert_eq!(
-        headroom_deploy::explain(&tick, &plan)["handled_by"],
-        "headroom-tick"
-    );
-    let mut other = fixture("sagemaker/endpoint-in-service-docs.json");
-    other["detail"]["EndpointName"] = json!("elsewhere");
-    let v = headroom_deploy::explain(
-        &headroom_events::parse_trigger(&other).expect("parses"),
-        &plan,
-    );
-    assert!(
-        v["would"][0]
-            .as_str()
-            .is_some_and(|s| s.contains("no target managed")),
-        "{v}"
     );
 }
 
@@ -915,10 +877,10 @@ async fn a_racing_event_that_read_the_old_state_finds_the_review_open() {
         )
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
     assert_eq!(
         r.targets[0].review.as_ref().map(|rv| rv.action),
-        Some("already_open")
+        Some(ReviewAction::AlreadyOpen)
     );
     let reviews = w.reviews.all();
     assert_eq!(reviews.len(), 1);
@@ -940,13 +902,13 @@ async fn a_redelivered_event_that_finds_a_new_model_still_puts_it_in_force() {
         .handle(&ev, "2026-03-14T09:30:00Z")
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "changed");
+    assert_eq!(r.targets[0].change, ModelChange::Changed);
     assert_eq!(w.fingerprint(), Some(fp("v8")));
     let r = w
         .handle(&ev, "2026-03-14T09:31:00Z")
         .await
         .expect("handled");
-    assert_eq!(r.targets[0].change, "unchanged");
+    assert_eq!(r.targets[0].change, ModelChange::Unchanged);
     assert_eq!(w.reviews.all().len(), 1);
 }
 
@@ -1044,24 +1006,20 @@ async fn a_failed_state_write_on_the_first_sighting_keeps_the_fingerprint_for_th
         inner: &w.store,
         fail: std::sync::atomic::AtomicUsize::new(1),
     };
-    let deploy = Deploy {
-        endpoints: &w.endpoints,
-        history: &w.history,
-        reviews: &w.reviews,
-        aas: &w.aas,
-        store: &failing,
-    };
+    let ports = Ports::new(&w.aas, &failing)
+        .with_history(&w.history)
+        .with_endpoints(&w.endpoints)
+        .with_reviews(&w.reviews);
     let ev = fixture("sagemaker/endpoint-in-service-docs.json");
     // WHEN the first sighting fails at the state write, and Lambda retries it
-    let first = deploy.handle(&ev, t("2026-03-14T08:00:00Z")).await;
+    let first = headroom_deploy::handle(ports, &ev, t("2026-03-14T08:00:00Z")).await;
     assert!(first.is_err_and(|e| e.is_retryable()));
-    let r = deploy
-        .handle(&ev, t("2026-03-14T08:01:00Z"))
+    let r = headroom_deploy::handle(ports, &ev, t("2026-03-14T08:01:00Z"))
         .await
         .expect("the retry succeeds");
     // THEN the fingerprint is in force, recorded as the baseline, and the identity is stored
     assert_eq!(w.fingerprint(), Some(fp("v7")), "{r:?}");
-    assert_eq!(r.targets[0].change, "baseline");
+    assert_eq!(r.targets[0].change, ModelChange::Baseline);
     assert!(
         r.targets[0].notes.iter().all(|n| !n.contains("meanwhile")),
         "{:?}",

@@ -5,6 +5,7 @@ use chrono::Utc;
 use headroom_adapters::{
     AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
+use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
@@ -19,21 +20,15 @@ async fn main() -> Result<(), Error> {
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
     let metrics = CloudWatchDemand::new(clients.cloudwatch.clone());
+    // SageMaker's counts for the few targets whose state asks for them (pending wakes, firing
+    // burst guards); CloudWatch for the hourly forecast refresh.
+    let ports = Ports::new(&aas, &store)
+        .with_capacity(&capacity)
+        .with_demand(&metrics);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| {
-        let (aas, store, capacity, metrics) = (&aas, &store, &capacity, &metrics);
-        async move {
-            let result = headroom_tick::handle_with_metrics(
-                aas,
-                store,
-                capacity,
-                Some(metrics),
-                &event.payload,
-                Utc::now(),
-            )
-            .await;
-            respond(result, &event.context.request_id, Caller::Asynchronous)
-        }
+    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
+        let result = headroom_tick::handle(ports, &event.payload, Utc::now()).await;
+        respond(result, &event.context.request_id, Caller::Asynchronous)
     }))
     .await
 }

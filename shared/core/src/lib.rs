@@ -20,6 +20,7 @@ pub mod ids;
 pub mod lead_samples;
 pub mod lead_time;
 pub mod log;
+#[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod metrics_port;
 pub mod peaks;
@@ -30,6 +31,8 @@ pub mod review;
 pub mod state;
 pub mod suggest;
 pub mod text;
+pub mod trigger;
+pub mod usecase;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};

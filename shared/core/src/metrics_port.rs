@@ -1,10 +1,7 @@
 //! CloudWatch, as the forecast reads it: each managed target's demand history. Which metric
 //! measures a target's demand is a headroom rule and lives here, not in the adapter.
 
-use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
@@ -66,13 +63,21 @@ pub trait DemandHistory: Send + Sync {
         to: DateTime<Utc>,
         period: Span,
     ) -> impl Future<Output = Result<Vec<DemandSeries>, PortError>> + Send;
+
+    /// Whether there is a metrics source behind the port at all (`()` is none: the tick then
+    /// leaves due forecasts for a function that reads CloudWatch, rather than recording "no
+    /// history" for them).
+    fn is_wired(&self) -> bool {
+        true
+    }
 }
 
-/// No metrics at all: every target's history is empty (callers that do not refresh forecasts).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoDemand;
+/// No metrics port: the function does not read CloudWatch, so forecasts are not refreshed.
+impl DemandHistory for () {
+    fn is_wired(&self) -> bool {
+        false
+    }
 
-impl DemandHistory for NoDemand {
     async fn demand(
         &self,
         targets: &[ScalableTargetId],
@@ -83,46 +88,6 @@ impl DemandHistory for NoDemand {
         Ok(targets
             .iter()
             .map(|_| DemandSeries::empty(from, period.as_secs()))
-            .collect())
-    }
-}
-
-/// In-memory demand for tests and `headroom explain`; counts its calls.
-#[derive(Debug, Default)]
-pub struct MemoryDemand {
-    series: Mutex<BTreeMap<ScalableTargetId, DemandSeries>>,
-    pub calls: AtomicUsize,
-}
-
-impl MemoryDemand {
-    pub fn with(self, id: ScalableTargetId, series: DemandSeries) -> Self {
-        self.series
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, series);
-        self
-    }
-}
-
-impl DemandHistory for MemoryDemand {
-    async fn demand(
-        &self,
-        targets: &[ScalableTargetId],
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        period: Span,
-    ) -> Result<Vec<DemandSeries>, PortError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        let all = self
-            .series
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(targets
-            .iter()
-            .map(|id| match all.get(id) {
-                Some(s) => window(&s.coarsen(period.as_secs()), from, to),
-                None => DemandSeries::empty(from, period.as_secs()),
-            })
             .collect())
     }
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
-use crate::capacity_port::{CurrentCapacity, NoCapacity};
+use crate::capacity_port::CurrentCapacity;
 use crate::decide::{decide, Action, Decision, Observed};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -89,6 +89,12 @@ pub struct TickReport {
     /// Targets whose demand forecast is due for its hourly refresh
     /// (`forecast::refresh_forecasts`), found in the states the tick read anyway.
     pub forecast_due: Vec<ScalableTargetId>,
+    /// Forecasts the tick refreshed after its pass.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub forecasts_refreshed: usize,
+    /// Refreshes that failed (left due for the next tick; they do not fail the tick).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub forecast_errors: Vec<TickFailure>,
 }
 
 #[derive(Debug, Serialize)]
@@ -102,6 +108,10 @@ impl TickReport {
     pub fn has_retryable_errors(&self) -> bool {
         self.errors.iter().any(|e| e.retryable)
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Loads and validates the stored plan.
@@ -406,7 +416,7 @@ pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
     plan_version: u64,
     now: DateTime<Utc>,
 ) -> TickReport {
-    tick_plan_observing(aas, store, None::<&NoCapacity>, plan, plan_version, now).await
+    tick_plan_observing(aas, store, None::<&()>, plan, plan_version, now).await
 }
 
 /// The tick's single pass over the plan, a page of 50 targets at a time: one describe and one

@@ -5,8 +5,8 @@ use chrono::{DateTime, Duration, Utc};
 use headroom_core::claim::ClaimSource;
 use headroom_core::decide::decide;
 use headroom_core::forecast::{build_forecast, refresh_forecasts, DemandSeries};
+use headroom_core::memory::MemoryDemand;
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
-use headroom_core::metrics_port::MemoryDemand;
 use headroom_core::reconcile::tick_plan;
 use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
 

@@ -13,33 +13,7 @@ mod test_fixtures;
 
 pub use error::EventError;
 
-/// What an event asks headroom to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Trigger {
-    /// The periodic safety-net tick (EventBridge scheduled rule or Scheduler without input).
-    Tick(schedule::Tick),
-    /// An explicit peak from a user's EventBridge Scheduler schedule.
-    Peak(schedule::PeakEvent),
-    /// A CloudWatch alarm transition (EventBridge or direct alarm action).
-    Alarm(alarm::AlarmTransition),
-    /// A SageMaker endpoint, deployment or endpoint-config state change.
-    SageMaker(sagemaker::SageMakerEvent),
-    /// A deployment pipeline's own call.
-    Pipeline(pipeline::PipelineHook),
-}
-
-impl Trigger {
-    /// A short name for logs and errors.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Trigger::Tick(_) => "tick",
-            Trigger::Peak(_) => "peak event",
-            Trigger::Alarm(_) => "alarm transition",
-            Trigger::SageMaker(_) => "SageMaker state change",
-            Trigger::Pipeline(_) => "pipeline hook",
-        }
-    }
-}
+pub use headroom_core::trigger::{Function, Trigger, WrongFunction};
 
 /// Parses any event headroom accepts, recognising it by its shape.
 pub fn parse_trigger(event: &serde_json::Value) -> Result<Trigger, EventError> {

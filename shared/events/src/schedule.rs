@@ -14,12 +14,7 @@ pub const SCHEDULED_DETAIL_TYPE: &str = "Scheduled Event";
 /// `kind` of the explicit peak payload, version 1.
 pub const PEAK_KIND: &str = "headroom.peak/v1";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tick {
-    /// The envelope's `time`, when it parses; handlers fall back to the clock.
-    pub at: Option<DateTime<Utc>>,
-    pub id: Option<String>,
-}
+pub use headroom_core::trigger::tick::Tick;
 
 /// An explicit peak: the core's domain type, parsed here from headroom's JSON payload.
 pub use headroom_core::peaks::PeakRequest as PeakEvent;

@@ -1,7 +1,7 @@
 //! Announced peaks: the `headroom.peak/v1` events an operator's own systems send (a campaign
 //! calendar, a batch scheduler, a deployment pipeline) before load they know is coming. The world
 //! file lists them with the moment each reaches headroom, and the headroom strategy applies
-//! them on the tick Lambda's path (`deliver::deliver_peak`). That lets an operator ask what
+//! them on the tick Lambda's path (`invoke::peak`). That lets an operator ask what
 //! wiring such a system to headroom would buy before doing it.
 //!
 //! ```toml

@@ -3,10 +3,10 @@
 //! (in the `headroom` strategy) hears the alarm transitions and ticks once a minute, then the
 //! endpoint converges on the desired count and serves the step's requests.
 //!
-//! headroom runs exactly as in the Lambdas: `headroom_core::reconcile::tick_plan_observing` and
-//! `reconcile_named` over the ports, with [`SimAas`] standing in for Application Auto Scaling and
-//! `MemoryStateStore` for DynamoDB, driven by `memory::block_on` (every port call is ready at
-//! once).
+//! headroom runs exactly as in the Lambdas: the functions' use cases (`headroom_core::usecase`,
+//! called from `invoke.rs`) over the ports, with [`SimAas`] standing in for Application Auto
+//! Scaling, SageMaker and CloudWatch and `MemoryStateStore` for DynamoDB, driven by
+//! `memory::block_on` (every port call is ready at once).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -14,11 +14,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
 use headroom_core::decide::Observed;
-use headroom_core::forecast::{refresh_forecasts, DemandSeries, ForecastScore};
-use headroom_core::memory::{block_on, MemoryStateStore};
+use headroom_core::forecast::{DemandSeries, ForecastScore};
+use headroom_core::memory::MemoryStateStore;
 use headroom_core::metrics_port::{window, DemandHistory};
 use headroom_core::ports::{PortError, ScalingTargets};
-use headroom_core::reconcile::tick_plan_observing;
 use headroom_core::Span;
 use headroom_core::{ScalableTargetId, Suspended};
 use rand::rngs::SmallRng;
@@ -486,60 +485,18 @@ pub fn run_reactive(
         alarm_transitions += transitions.len() as u64;
         if headroom {
             for t in transitions.drain(..) {
-                crate::deliver::deliver(&sim, &store, &scenario.plan, &t, &mut activity);
+                crate::invoke::alarm(&sim, &store, &scenario.plan, &t, &mut activity);
             }
             while let Some(a) = world
                 .announcements
                 .get(next_announcement)
                 .filter(|a| a.sent <= now)
             {
-                crate::deliver::deliver_peak(
-                    &sim,
-                    &store,
-                    &scenario.plan,
-                    &a.request,
-                    now,
-                    &mut activity,
-                );
+                crate::invoke::peak(&sim, &store, &scenario.plan, &a.request, now, &mut activity);
                 next_announcement += 1;
             }
             if now.rem_euclid(60) == 0 {
-                // The tick Lambda: one pass reconciling every target, reading SageMaker's counts
-                // for those with a pending wake or a firing guard.
-                let report = block_on(tick_plan_observing(
-                    &sim,
-                    &store,
-                    Some(&sim),
-                    &scenario.plan,
-                    1,
-                    instant(now),
-                ));
-                activity.ticks += 1;
-                activity.registers += report.registered.len() as u64;
-                if !report.forecast_due.is_empty() {
-                    // The tick Lambda's hourly forecast refresh, on the same invocation.
-                    let refresh = block_on(refresh_forecasts(
-                        &sim,
-                        &sim,
-                        &store,
-                        &scenario.plan,
-                        &report.forecast_due,
-                        instant(now),
-                    ));
-                    activity.forecast_refreshes += refresh.refreshed.len() as u64;
-                    if let Some(e) = refresh.errors.first() {
-                        activity.errors += refresh.errors.len() as u64;
-                        activity
-                            .first_error
-                            .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
-                    }
-                }
-                if let Some(e) = report.errors.first() {
-                    activity.errors += report.errors.len() as u64;
-                    activity
-                        .first_error
-                        .get_or_insert_with(|| format!("{}: {}", e.target, e.error));
-                }
+                crate::invoke::tick(&sim, &store, &scenario.plan, now, &mut activity);
             }
         } else {
             transitions.clear();

@@ -1,5 +1,15 @@
-//! In-memory ports: the world of the simulator, the CLI's local dry run and the handler tests.
-//! They count every call so tests can assert how many AWS calls a reconcile would make.
+//! In-memory ports: the world of the simulator, `headroom explain` and the tests. They count
+//! every call so tests can assert how many AWS calls a use case would make, and some can be told
+//! to fail as AWS does. Compiled only with the `memory` feature (and in this crate's tests): the
+//! Lambda binaries do not carry them.
+
+mod capacity;
+mod demand;
+mod deploy;
+
+pub use capacity::MemoryCapacity;
+pub use demand::MemoryDemand;
+pub use deploy::*;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use headroom_core::deploy_ports::{
+use crate::deploy_ports::{
     ComponentView, EndpointConfigView, EndpointView, Endpoints, ModelView, ReviewStore,
     ScalingActivity, ScalingHistory,
 };
-use headroom_core::identity::ModelIdentity;
-use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId};
-use headroom_core::ports::{ErrorClass, PortError, SaveOutcome};
-use headroom_core::review::{Review, ScalingPolicySummary};
+use crate::identity::ModelIdentity;
+use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
+use crate::ports::{ErrorClass, PortError, SaveOutcome};
+use crate::review::{Review, ScalingPolicySummary};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -6,14 +6,12 @@
 
 use std::collections::HashMap;
 
+use crate::deploy_ports::{ComponentView, EndpointConfigView, EndpointView, Endpoints, ModelView};
+use crate::identity::ModelIdentity;
+use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
 use chrono::{DateTime, Utc};
-use headroom_core::deploy_ports::{
-    ComponentView, EndpointConfigView, EndpointView, Endpoints, ModelView,
-};
-use headroom_core::identity::ModelIdentity;
-use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId};
 
-use crate::error::{port, DeployError};
+use super::error::{port, DeployError};
 
 /// What SageMaker says about one managed target.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,13 +2,13 @@
 //! `headroom reviews ack ID --note ...`). Shared with the CLI so that it and the Lambda apply
 //! the same rules.
 
+use crate::deploy_ports::{Endpoints, ReviewStore};
+use crate::plan::Plan;
+use crate::ports::SaveOutcome;
+use crate::review::{ack, tag_after_ack, Review, ReviewStatus, REVIEW_TAG};
 use chrono::{DateTime, Utc};
-use headroom_core::deploy_ports::{Endpoints, ReviewStore};
-use headroom_core::plan::Plan;
-use headroom_core::ports::SaveOutcome;
-use headroom_core::review::{ack, tag_after_ack, Review, ReviewStatus, REVIEW_TAG};
 
-use crate::error::{port, DeployError};
+use super::deploy::{port, DeployError};
 
 /// Every review of the plan's targets, newest first (acknowledged ones only with `all`).
 /// Reviews of targets the plan no longer manages are not listed.

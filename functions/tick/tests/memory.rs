@@ -2,14 +2,21 @@
 //! explicit peak events (late, duplicate, unmanaged) and bad input causing no mutation.
 
 use chrono::{DateTime, Duration, Utc};
-use headroom_core::capacity_port::NoCapacity;
 use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::trigger::Trigger;
+use headroom_core::usecase::alarm::{on_alarm, Origin};
+use headroom_core::usecase::peak::PeakOutcome;
+use headroom_core::usecase::Ports;
 use headroom_core::ScalableTargetId;
-use headroom_tests::t;
-use headroom_tick::{handle, HandlerError, Outcome};
+use headroom_lambda::Classified as _;
+use headroom_tick::{handle, Error, Outcome};
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().expect("an RFC 3339 time")
+}
 
 fn tick_event() -> serde_json::Value {
-    serde_json::from_str(include_str!("../../events/schedule/tick-rule.json"))
+    serde_json::from_str(include_str!("../../../events/schedule/tick-rule.json"))
         .expect("fixture parses")
 }
 
@@ -47,7 +54,7 @@ async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writ
     let aas = registered(500);
     let store = MemoryStateStore::default().with_plan(&big_plan(500, now));
 
-    let Outcome::Tick(report) = handle(&aas, &store, &NoCapacity, &tick_event(), now)
+    let Outcome::Tick(report) = handle(Ports::new(&aas, &store), &tick_event(), now)
         .await
         .expect("tick succeeds")
     else {
@@ -85,9 +92,7 @@ async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writ
     // The second tick right after changes nothing.
     let mutations = aas.calls.mutations() + store.calls.mutations();
     handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &tick_event(),
         now + Duration::seconds(5),
     )
@@ -117,7 +122,8 @@ fn chat() -> ScalableTargetId {
 }
 
 fn peak_event() -> serde_json::Value {
-    serde_json::from_str(include_str!("../../events/schedule/peak.json")).expect("fixture parses")
+    serde_json::from_str(include_str!("../../../events/schedule/peak.json"))
+        .expect("fixture parses")
 }
 
 #[tokio::test]
@@ -127,12 +133,12 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
     let store = MemoryStateStore::default().with_plan(ONE_TARGET);
 
-    let Outcome::Peak {
+    let Outcome::Peak(PeakOutcome {
         min,
         duplicate,
         notes,
         ..
-    } = handle(&aas, &store, &NoCapacity, &peak_event(), now)
+    }) = handle(Ports::new(&aas, &store), &peak_event(), now)
         .await
         .expect("peak applies")
     else {
@@ -154,10 +160,8 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
 
     // The same event again (EventBridge Scheduler retried it): no second effect.
     let before = aas.calls.mutations() + store.calls.mutations();
-    let Outcome::Peak { duplicate, .. } = handle(
-        &aas,
-        &store,
-        &NoCapacity,
+    let Outcome::Peak(PeakOutcome { duplicate, .. }) = handle(
+        Ports::new(&aas, &store),
         &peak_event(),
         now + Duration::seconds(30),
     )
@@ -174,9 +178,7 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
     let store = MemoryStateStore::default().with_plan(ONE_TARGET);
     handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &peak_event(),
         t("2026-11-26T09:00:00Z"),
     )
@@ -190,9 +192,7 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     assert_eq!(store.state(&chat()).claims.len(), 1);
 
     handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &tick_event(),
         t("2026-11-27T13:34:00Z"),
     )
@@ -200,9 +200,7 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     .expect("tick");
     assert_eq!(aas.get(&chat()).expect("registered").min, 1, "not yet due");
     handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &tick_event(),
         t("2026-11-27T13:35:00Z"),
     )
@@ -215,9 +213,7 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     );
     // After the end, the ramp steps down: 8 -> 4 at 22:00.
     handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &tick_event(),
         t("2026-11-27T22:00:00Z"),
     )
@@ -233,9 +229,7 @@ async fn a_peak_for_an_unmanaged_target_is_refused_without_any_mutation() {
         "version = 1\n[[target]]\nresource_id = \"endpoint/other/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 2\n",
     );
     let err = handle(
-        &aas,
-        &store,
-        &NoCapacity,
+        Ports::new(&aas, &store),
         &peak_event(),
         t("2026-11-27T13:50:00Z"),
     )
@@ -252,23 +246,23 @@ async fn malformed_events_are_refused_with_the_field_named_and_no_mutation() {
     let store = MemoryStateStore::default().with_plan(ONE_TARGET);
     for (file, needle) in [
         (
-            include_str!("../../events/invalid/peak-floor-zero.json"),
+            include_str!("../../../events/invalid/peak-floor-zero.json"),
             "field `floor`",
         ),
         (
-            include_str!("../../events/invalid/peak-bad-target.json"),
+            include_str!("../../../events/invalid/peak-bad-target.json"),
             "field `target`",
         ),
         (
-            include_str!("../../events/invalid/unknown-shape.json"),
+            include_str!("../../../events/invalid/unknown-shape.json"),
             "unrecognised event",
         ),
     ] {
         let event: serde_json::Value = serde_json::from_str(file).expect("valid JSON");
-        let err = handle(&aas, &store, &NoCapacity, &event, t("2026-11-27T13:50:00Z"))
+        let err = handle(Ports::new(&aas, &store), &event, t("2026-11-27T13:50:00Z"))
             .await
             .expect_err("refused");
-        assert!(matches!(err, HandlerError::BadEvent(_)));
+        assert!(matches!(err, Error::BadEvent(_)));
         assert!(err.to_string().contains(needle), "{err}");
     }
     assert_eq!(aas.calls.mutations() + store.calls.mutations(), 0);
@@ -277,9 +271,10 @@ async fn malformed_events_are_refused_with_the_field_named_and_no_mutation() {
 #[tokio::test]
 async fn a_tick_without_a_stored_plan_says_how_to_store_one() {
     let err = handle(
-        &MemoryScalingTargets::default(),
-        &MemoryStateStore::default(),
-        &NoCapacity,
+        Ports::new(
+            &MemoryScalingTargets::default(),
+            &MemoryStateStore::default(),
+        ),
         &tick_event(),
         t("2026-11-27T13:50:00Z"),
     )
@@ -290,9 +285,9 @@ async fn a_tick_without_a_stored_plan_says_how_to_store_one() {
 
 #[tokio::test]
 async fn the_tick_measures_a_wake_in_the_same_pass_with_one_state_read_per_page() {
-    use headroom_core::capacity_port::MemoryCapacity;
+    use headroom_core::memory::MemoryCapacity;
     // GIVEN the example plan (3 targets) and a backlog alarm that woke the async endpoint at 06:03.
-    let plan = include_str!("../../events/plans/example.toml");
+    let plan = include_str!("../../../events/plans/example.toml");
     let async_ep: ScalableTargetId = "endpoint/summarize-async/variant/AllTraffic"
         .parse()
         .expect("valid id");
@@ -307,12 +302,20 @@ async fn the_tick_measures_a_wake_in_the_same_pass_with_one_state_read_per_page(
     let store = MemoryStateStore::default().with_plan(plan);
     let capacity = MemoryCapacity::default().with(async_ep.clone(), 1, 0);
     let alarm: serde_json::Value = serde_json::from_str(include_str!(
-        "../../events/alarms/eventbridge-backlog-alarm.json"
+        "../../../events/alarms/eventbridge-backlog-alarm.json"
     ))
     .expect("fixture parses");
-    headroom_alarm::handle(&aas, &store, &capacity, &alarm, t("2026-03-14T06:03:02Z"))
-        .await
-        .expect("alarm handled");
+    let Ok(Trigger::Alarm(transition)) = headroom_events::parse_trigger(&alarm) else {
+        panic!("an alarm fixture")
+    };
+    on_alarm(
+        Ports::new(&aas, &store).with_capacity(&capacity),
+        &transition,
+        Origin::Anywhere,
+        t("2026-03-14T06:03:02Z"),
+    )
+    .await
+    .expect("alarm handled");
     assert_eq!(
         aas.get(&async_ep).expect("registered").min,
         1,
@@ -324,9 +327,7 @@ async fn the_tick_measures_a_wake_in_the_same_pass_with_one_state_read_per_page(
     // WHEN the instance is in service at 06:10 and the tick runs
     capacity.set(async_ep.clone(), 1, 1);
     let Outcome::Tick(report) = handle(
-        &aas,
-        &store,
-        &capacity,
+        Ports::new(&aas, &store).with_capacity(&capacity),
         &tick_event(),
         t("2026-03-14T06:10:00Z"),
     )

@@ -1,23 +1,12 @@
 //! What can go wrong in the deployment watcher, one variant per step, each naming the thing
 //! that failed and whether a retry can help.
 
-use headroom_core::ports::PortError;
-use headroom_core::reconcile::ReconcileError;
-use headroom_core::review::AckError;
-use headroom_events::EventError;
+use crate::ports::PortError;
+use crate::reconcile::ReconcileError;
+use crate::review::AckError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeployError {
-    #[error("refused the event: {0}")]
-    BadEvent(#[from] EventError),
-    #[error(
-        "the deployment watcher does not handle {kind} events: it takes SageMaker endpoint, deployment and \
-         endpoint-config state changes and headroom.pipeline/v1 hooks; route {kind} events to {route}"
-    )]
-    WrongTrigger {
-        kind: &'static str,
-        route: &'static str,
-    },
     #[error("failed to {step} for {subject}: {source}")]
     Port {
         subject: String,
@@ -42,10 +31,7 @@ impl DeployError {
             Self::Port { source, .. } => source.is_retryable(),
             Self::Reconcile(e) => e.is_retryable(),
             Self::ReviewConflict { .. } => true,
-            Self::BadEvent(_)
-            | Self::WrongTrigger { .. }
-            | Self::ReviewNotFound { .. }
-            | Self::Ack(_) => false,
+            Self::ReviewNotFound { .. } | Self::Ack(_) => false,
         }
     }
 }
@@ -57,11 +43,5 @@ pub fn port(subject: impl ToString, step: &'static str) -> impl FnOnce(PortError
         subject,
         step,
         source,
-    }
-}
-
-impl headroom_lambda::Classified for DeployError {
-    fn is_retryable(&self) -> bool {
-        DeployError::is_retryable(self)
     }
 }

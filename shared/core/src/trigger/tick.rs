@@ -1,0 +1,10 @@
+//! The periodic safety-net tick: "reconcile every managed target now".
+
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tick {
+    /// The envelope's `time`, when it parses; handlers fall back to the clock.
+    pub at: Option<DateTime<Utc>>,
+    pub id: Option<String>,
+}

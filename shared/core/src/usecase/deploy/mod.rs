@@ -1,0 +1,233 @@
+//! The deployment watcher's use cases: SageMaker endpoint, deployment and endpoint-config state
+//! changes, and deployment pipelines' own calls (`headroom.pipeline/v1`). It keeps the model
+//! identity behind each managed target, opens a scaling-policy review when it changes, and
+//! measures how long new capacity really takes so that pre-scaling uses a measured lead time.
+//!
+//! For each managed target an event concerns: read the identity serving now (`observe.rs`),
+//! compare it with the fingerprint in force (the target state's `model`), open a review when it
+//! changed (`review_open.rs`), then reconcile the target with an event change that records the
+//! new fingerprint and the scale-out measurements (`watch.rs`), and store the full identity.
+//! Endpoints with no managed target are a logged no-op: nothing is written, nothing in AWS
+//! changes. The pure rules are in `crate::identity`, `crate::review` and `crate::lead_samples`.
+
+mod error;
+mod observe;
+mod pipeline;
+mod review_open;
+mod sagemaker_event;
+mod targets;
+mod watch;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::ports::{ScalingTargets, StateStore};
+use crate::trigger::{PipelineHook, SageMakerEvent};
+
+use super::Ports;
+
+pub use error::{port, DeployError};
+pub use observe::{Observation, Observer};
+pub use watch::record;
+
+/// The ports the watcher uses, borrowed for one invocation.
+struct Watcher<'a, T, H, E, S, R> {
+    targets: &'a T,
+    history: &'a H,
+    endpoints: &'a E,
+    state: &'a S,
+    reviews: &'a R,
+}
+
+impl<'a, T, H, E, S, R> Watcher<'a, T, H, E, S, R> {
+    fn of<C, D>(ports: Ports<'a, T, H, C, E, S, R, D>) -> Self {
+        Watcher {
+            targets: ports.targets,
+            history: ports.history,
+            endpoints: ports.endpoints,
+            state: ports.state,
+            reviews: ports.reviews,
+        }
+    }
+}
+
+/// A SageMaker endpoint, deployment or endpoint-config state change.
+pub async fn on_sagemaker<T, H, C, E, S, R, D>(
+    ports: Ports<'_, T, H, C, E, S, R, D>,
+    event: &SageMakerEvent,
+    now: DateTime<Utc>,
+) -> Result<Response, DeployError>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+{
+    Watcher::of(ports).on_sagemaker(event, now).await
+}
+
+/// A deployment pipeline's call: `deployed` (check the identities now) or `check` (is a review
+/// open?).
+pub async fn on_pipeline<T, H, C, E, S, R, D>(
+    ports: Ports<'_, T, H, C, E, S, R, D>,
+    hook: &PipelineHook,
+    now: DateTime<Utc>,
+) -> Result<Response, DeployError>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+{
+    Watcher::of(ports).on_pipeline(hook, now).await
+}
+
+/// `kind` of the handler's answer (what a pipeline calling the Lambda reads).
+pub const RESULT_KIND: &str = "headroom.deploy-result/v1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// No managed target concerned: nothing read beyond finding that out, nothing written.
+    Ignored,
+    /// Identities checked and measurements recorded.
+    Watched,
+    /// A pipeline's `check` answered.
+    Answered,
+}
+
+/// The answer to one event.
+#[derive(Debug, Clone, Serialize)]
+pub struct Response {
+    pub kind: &'static str,
+    pub trigger: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetReport>,
+    /// For `check`: `open` (a review is open: hold the promotion), `clear`, or `unmanaged` (no
+    /// managed target matches: check the endpoint name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<CheckAnswer>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_reviews: Vec<ReviewBrief>,
+}
+
+impl Response {
+    pub(super) fn new(trigger: String, endpoint: Option<String>, outcome: Outcome) -> Self {
+        Self {
+            kind: RESULT_KIND,
+            trigger,
+            endpoint,
+            outcome,
+            reason: None,
+            targets: Vec::new(),
+            review: None,
+            open_reviews: Vec::new(),
+        }
+    }
+}
+
+/// What happened to one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetReport {
+    pub target: String,
+    pub change: ModelChange,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_fingerprint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewReport>,
+    pub lead_samples_added: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReviewReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub action: ReviewAction,
+    pub tagged: bool,
+}
+
+/// An open review, as a pipeline's `check` sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReviewBrief {
+    pub id: String,
+    pub target: String,
+    pub opened_at: DateTime<Utc>,
+    pub model: String,
+    pub fingerprint: String,
+    pub previous_fingerprint: String,
+}
+
+/// What the watch found behind one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelChange {
+    /// First sighting: recorded as the baseline, no review.
+    Baseline,
+    Unchanged,
+    /// Another model serves now: a review is opened (unless the plan turns reviews off).
+    Changed,
+    /// Nothing serves behind the target now (deleted, or not created yet).
+    Absent,
+}
+
+/// What a model change did to its review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewAction {
+    Opened,
+    /// An acknowledged review of the same change is open again.
+    Reopened,
+    AlreadyOpen,
+    /// The plan turns reviews off for this target.
+    Disabled,
+}
+
+impl ReviewAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Opened => "opened",
+            Self::Reopened => "reopened",
+            Self::AlreadyOpen => "already_open",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+impl std::fmt::Display for ReviewAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A pipeline `check`'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckAnswer {
+    /// A review is open: hold the promotion.
+    Open,
+    Clear,
+    /// No managed target matches: check the endpoint name.
+    Unmanaged,
+}
+
+impl CheckAnswer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Clear => "clear",
+            Self::Unmanaged => "unmanaged",
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! A deployment pipeline's call (`headroom.pipeline/v1`): `deployed` watches the named targets
+//! as a SageMaker event would, with the pipeline's label; `check` answers whether a review is
+//! open, so the pipeline can hold a promotion.
+
+use chrono::{DateTime, Utc};
+
+use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::ports::{ScalingTargets, StateStore};
+use crate::reconcile::load_plan;
+use crate::review::ReviewStatus;
+use crate::trigger::{PipelineAction, PipelineHook};
+
+use super::error::port;
+use super::observe::Observer;
+use super::targets::Only;
+use super::watch::Watch;
+use super::{CheckAnswer, DeployError, Outcome, Response, ReviewBrief, Watcher};
+
+impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+{
+    pub async fn on_pipeline(
+        &self,
+        hook: &PipelineHook,
+        now: DateTime<Utc>,
+    ) -> Result<Response, DeployError> {
+        let (_, plan) = load_plan(self.state).await?;
+        let mut observer = Observer::new(self.endpoints, now);
+        let only = Only {
+            variant: hook.variant.clone(),
+            component: hook.inference_component.clone(),
+        };
+        let trigger = format!("pipeline:{}:{}", hook.pipeline_run_id, hook.action.as_str());
+        let targets = self
+            .targets_on(&plan, &hook.endpoint, &only, &mut observer)
+            .await?;
+        let mut response = Response::new(
+            trigger.clone(),
+            Some(hook.endpoint.to_string()),
+            Outcome::Watched,
+        );
+        if targets.is_empty() {
+            tracing::info!(trigger, endpoint = %hook.endpoint, "no managed target matches the pipeline hook: nothing to do");
+            response.outcome = Outcome::Ignored;
+            response.reason = Some(format!(
+                "no target managed by the plan matches endpoint {}{}: check the names in the hook",
+                hook.endpoint,
+                hook.variant
+                    .as_ref()
+                    .map(|v| format!(" variant {v}"))
+                    .or_else(|| hook
+                        .inference_component
+                        .as_ref()
+                        .map(|c| format!(" inference component {c}")))
+                    .unwrap_or_default()
+            ));
+            if hook.action == PipelineAction::Check {
+                response.review = Some(CheckAnswer::Unmanaged);
+            }
+            return Ok(response);
+        }
+        match hook.action {
+            PipelineAction::Check => {
+                response.outcome = Outcome::Answered;
+                for target in targets {
+                    let id = &target.id;
+                    let reviews = self
+                        .reviews
+                        .reviews(id)
+                        .await
+                        .map_err(port(id, "list the reviews"))?;
+                    response.open_reviews.extend(
+                        reviews
+                            .into_iter()
+                            .filter(|r| r.status == ReviewStatus::Open)
+                            .map(|r| ReviewBrief {
+                                id: r.id.clone(),
+                                target: r.target.to_string(),
+                                opened_at: r.opened_at,
+                                model: r.current.summary(),
+                                fingerprint: r.fingerprint.clone(),
+                                previous_fingerprint: r.previous_fingerprint.clone(),
+                            }),
+                    );
+                }
+                let open = !response.open_reviews.is_empty();
+                response.review = Some(if open {
+                    CheckAnswer::Open
+                } else {
+                    CheckAnswer::Clear
+                });
+                tracing::info!(
+                    trigger,
+                    endpoint = %hook.endpoint,
+                    open_reviews = response.open_reviews.len(),
+                    answer = response.review.map_or("", CheckAnswer::as_str),
+                    "pipeline check answered"
+                );
+                Ok(response)
+            }
+            PipelineAction::Deployed => {
+                let watch = Watch {
+                    trigger,
+                    key: hook.idempotency_key(),
+                    event: None,
+                    label: hook.model_version.clone(),
+                    now,
+                };
+                for target in targets {
+                    response
+                        .targets
+                        .push(self.watch_target(target, &mut observer, &watch).await?);
+                }
+                Ok(response)
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Opening a scaling-policy review when the model behind a target changed: what the reviewer
+//! needs (old and new model, policies, bounds, recent decisions, warm-up under the old model),
+//! stored once per change, and the endpoint tagged when the plan asks for it.
+
+use std::slice;
+
+use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::identity::ModelIdentity;
+use crate::plan::TargetPlan;
+use crate::ports::SaveOutcome;
+use crate::ports::{ScalingTargets, StateStore};
+use crate::review::{build_review, decide_open, OpenDecision, ReviewInput, REVIEW_TAG, TAG_OPEN};
+use crate::state::TargetState;
+
+use super::error::port;
+use super::watch::Watch;
+use super::{DeployError, ReviewAction, ReviewReport, Watcher};
+
+impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+{
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn open_review(
+        &self,
+        target: &TargetPlan,
+        watch: &Watch<'_>,
+        identity: &ModelIdentity,
+        endpoint_arn: Option<String>,
+        previous_fingerprint: &str,
+        previous: Option<ModelIdentity>,
+        state: &TargetState,
+        notes: &mut Vec<String>,
+    ) -> Result<ReviewReport, DeployError> {
+        let id = &target.id;
+        if !target.review.enabled {
+            tracing::info!(target_id = %id, previous = previous_fingerprint, current = %identity.fingerprint(), "model identity changed; the plan turns reviews off for this target");
+            return Ok(ReviewReport {
+                id: None,
+                action: ReviewAction::Disabled,
+                tagged: false,
+            });
+        }
+        // What to show the reviewer. A retryable failure retries the event (nothing is stored
+        // yet); a permanent one leaves a gap in the record rather than no record at all.
+        let mut gaps = Vec::new();
+        let policies = match self.history.policies(id).await {
+            Ok(p) => p,
+            Err(e) if e.is_retryable() => return Err(port(id, "describe the scaling policies")(e)),
+            Err(e) => {
+                gaps.push(format!("scaling policies unavailable: {e}"));
+                Vec::new()
+            }
+        };
+        let observed = match self.targets.describe(slice::from_ref(id)).await {
+            Ok(list) => list.into_iter().find(|o| &o.id == id).map(|o| o.bounds()),
+            Err(e) if e.is_retryable() => return Err(port(id, "describe the scalable target")(e)),
+            Err(e) => {
+                gaps.push(format!("scalable target bounds unavailable: {e}"));
+                None
+            }
+        };
+        let decisions = match self.state.recent_log(id, 200).await {
+            Ok(d) => d,
+            Err(e) if e.is_retryable() => return Err(port(id, "read the decision log")(e)),
+            Err(e) => {
+                gaps.push(format!("decision log unavailable: {e}"));
+                Vec::new()
+            }
+        };
+        if target.review.tag_endpoint && endpoint_arn.is_none() {
+            gaps.push("the endpoint's ARN is unknown: it was not tagged".into());
+        }
+        let tag_arn = endpoint_arn.clone().filter(|_| target.review.tag_endpoint);
+        let fresh = build_review(ReviewInput {
+            target,
+            at: watch.now,
+            trigger: watch.trigger.clone(),
+            endpoint_arn,
+            tagged: tag_arn.is_some(),
+            previous_fingerprint: previous_fingerprint.to_owned(),
+            previous,
+            current: identity.clone(),
+            policies,
+            observed,
+            decisions,
+            samples: &state.lead_samples,
+            gaps,
+        });
+        let review_id = fresh.id.clone();
+        let policies_attached = fresh.policies.len();
+        let existing = self
+            .reviews
+            .load_review(id, &review_id)
+            .await
+            .map_err(port(id, "load the review"))?;
+        let action = match decide_open(existing, fresh) {
+            OpenDecision::Create(r) | OpenDecision::Reopen(r) => {
+                let reopening = r.revision > 0;
+                match self
+                    .reviews
+                    .save_review(&r)
+                    .await
+                    .map_err(port(id, "store the review"))?
+                {
+                    SaveOutcome::Saved if reopening => ReviewAction::Reopened,
+                    SaveOutcome::Saved => ReviewAction::Opened,
+                    // Another event of the same change stored it first.
+                    SaveOutcome::Conflict => ReviewAction::AlreadyOpen,
+                }
+            }
+            OpenDecision::AlreadyOpen(_) => ReviewAction::AlreadyOpen,
+        };
+        let mut tagged = false;
+        if let Some(arn) = &tag_arn {
+            // Tagging again when already open heals a tag lost to an earlier failure.
+            match self.endpoints.tag_endpoint(arn, REVIEW_TAG, TAG_OPEN).await {
+                Ok(()) => tagged = true,
+                Err(e) if e.is_retryable() => return Err(port(arn, "tag the endpoint")(e)),
+                Err(e) => {
+                    tracing::warn!(target_id = %id, review_id, error = %e, "could not tag the endpoint for the review");
+                    notes.push(format!("review {review_id}: endpoint not tagged: {e}"));
+                }
+            }
+        }
+        tracing::warn!(
+            target_id = %id,
+            review_id,
+            action = action.as_str(),
+            previous = previous_fingerprint,
+            current = %identity.fingerprint(),
+            model = %identity.summary(),
+            policies = policies_attached,
+            tagged,
+            "scaling-policy review: the model behind this target changed"
+        );
+        notes.push(format!("review {review_id} {action}"));
+        Ok(ReviewReport {
+            id: Some(review_id),
+            action,
+            tagged,
+        })
+    }
+}
