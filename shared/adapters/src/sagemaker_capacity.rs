@@ -8,7 +8,7 @@
 //! is `None`, not an error: the plan may name an endpoint that is being recreated.
 
 use aws_sdk_sagemaker::Client;
-use headroom_core::capacity_port::CurrentCapacity;
+use headroom_core::capacity_port::{Counts, CurrentCapacity};
 use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId, VariantName};
 use headroom_core::ports::PortError;
 
@@ -36,7 +36,7 @@ impl SageMakerCapacity {
         &self,
         endpoint: &EndpointName,
         variant: &VariantName,
-    ) -> Result<Option<(u32, u32)>, PortError> {
+    ) -> Result<Option<Counts>, PortError> {
         let operation = || format!("describe endpoint {endpoint} for its instance counts");
         let Some(out) = sagemaker_found(
             self.client
@@ -67,13 +67,13 @@ impl SageMakerCapacity {
             "DesiredInstanceCount",
             v.desired_instance_count(),
         )?;
-        Ok(Some((
-            desired.unwrap_or(current.unwrap_or(0)),
-            current.unwrap_or(0),
-        )))
+        Ok(Some(Counts {
+            desired: desired.unwrap_or(current.unwrap_or(0)),
+            current: current.unwrap_or(0),
+        }))
     }
 
-    async fn component(&self, name: &ComponentName) -> Result<Option<(u32, u32)>, PortError> {
+    async fn component(&self, name: &ComponentName) -> Result<Option<Counts>, PortError> {
         let operation = || format!("describe inference component {name} for its copy counts");
         let Some(out) = sagemaker_found(
             self.client
@@ -97,10 +97,10 @@ impl SageMakerCapacity {
             "DesiredCopyCount",
             runtime.and_then(|r| r.desired_copy_count()),
         )?;
-        Ok(Some((
-            desired.unwrap_or(current.unwrap_or(0)),
-            current.unwrap_or(0),
-        )))
+        Ok(Some(Counts {
+            desired: desired.unwrap_or(current.unwrap_or(0)),
+            current: current.unwrap_or(0),
+        }))
     }
 }
 
@@ -121,7 +121,7 @@ impl CurrentCapacity for SageMakerCapacity {
     async fn desired_and_current(
         &self,
         id: &ScalableTargetId,
-    ) -> Result<Option<(u32, u32)>, PortError> {
+    ) -> Result<Option<Counts>, PortError> {
         match id {
             ScalableTargetId::Variant { endpoint, variant } => {
                 self.variant(endpoint, variant).await
@@ -206,7 +206,13 @@ mod tests {
             .desired_and_current(&id("endpoint/chat-prod/variant/AllTraffic"))
             .await
             .expect("counts");
-        assert_eq!(got, Some((6, 4)));
+        assert_eq!(
+            got,
+            Some(Counts {
+                desired: 6,
+                current: 4
+            })
+        );
         let got = port
             .desired_and_current(&id("endpoint/chat-prod/variant/Green"))
             .await
@@ -223,7 +229,13 @@ mod tests {
             .desired_and_current(&id("inference-component/llama-8b-ic"))
             .await
             .expect("counts");
-        assert_eq!(got, Some((2, 0)));
+        assert_eq!(
+            got,
+            Some(Counts {
+                desired: 2,
+                current: 0
+            })
+        );
     }
 
     #[tokio::test]
@@ -302,7 +314,13 @@ mod tests {
             .desired_and_current(&id("inference-component/llama-8b-ic"))
             .await
             .expect("retried to success");
-        assert_eq!(got, Some((1, 1)));
+        assert_eq!(
+            got,
+            Some(Counts {
+                desired: 1,
+                current: 1
+            })
+        );
         assert_eq!(rule.num_calls(), 3);
     }
 

@@ -17,12 +17,12 @@ pub struct Counts {
 
 /// SageMaker, as the alarm automation reads it.
 pub trait CurrentCapacity: Send + Sync {
-    /// `(desired, current)` for the target, or `None` when SageMaker does not know it (the
-    /// endpoint, variant or inference component does not exist).
+    /// The target's counts, or `None` when SageMaker does not know it (the endpoint, variant or
+    /// inference component does not exist).
     fn desired_and_current(
         &self,
         id: &ScalableTargetId,
-    ) -> impl Future<Output = Result<Option<(u32, u32)>, PortError>> + Send;
+    ) -> impl Future<Output = Result<Option<Counts>, PortError>> + Send;
 }
 
 /// No capacity port: for callers that do not read SageMaker (then nothing is observed).
@@ -30,7 +30,7 @@ impl CurrentCapacity for () {
     async fn desired_and_current(
         &self,
         _id: &ScalableTargetId,
-    ) -> Result<Option<(u32, u32)>, PortError> {
+    ) -> Result<Option<Counts>, PortError> {
         Ok(None)
     }
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
-use crate::capacity_port::CurrentCapacity;
+use crate::capacity_port::{Counts, CurrentCapacity};
 use crate::decide::{decide, Action, Decision, Observed};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -299,9 +299,9 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
 /// The pure changes one reconcile makes to the state it read, before deciding; redone on the
 /// fresh state when a write loses a race, so none of them is lost.
 struct Steps<'a> {
-    /// SageMaker's `(desired, current)` counts, read once per tick for a target whose state asks
-    /// for it, then observed (`alarms::observe_capacity`).
-    counts: Option<(u32, u32)>,
+    /// SageMaker's counts, read once per tick for a target whose state asks for it, then
+    /// observed (`alarms::observe_capacity`).
+    counts: Option<Counts>,
     change: Option<&'a EventChange<'a>>,
 }
 
@@ -340,7 +340,7 @@ async fn reconcile_from<A: ScalingTargets, S: StateStore>(
         };
         let mut state = before.clone();
         let observed_notes = match steps.counts {
-            Some((desired, current)) => observe_capacity(target, &mut state, desired, current, now),
+            Some(c) => observe_capacity(target, &mut state, c.desired, c.current, now),
             None => Vec::new(),
         };
         let mut notes = observed_notes.clone();

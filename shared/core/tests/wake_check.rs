@@ -157,7 +157,7 @@ impl CurrentCapacity for Failing {
     async fn desired_and_current(
         &self,
         id: &ScalableTargetId,
-    ) -> Result<Option<(u32, u32)>, PortError> {
+    ) -> Result<Option<headroom_core::capacity_port::Counts>, PortError> {
         Err(PortError::new(
             format!("describe {id}"),
             self.0,

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
-use headroom_core::capacity_port::CurrentCapacity;
+use headroom_core::capacity_port::{Counts, CurrentCapacity};
 use headroom_core::decide::Observed;
 use headroom_core::forecast::{DemandSeries, ForecastScore};
 use headroom_core::memory::MemoryStateStore;
@@ -356,8 +356,10 @@ impl CurrentCapacity for SimAas {
     async fn desired_and_current(
         &self,
         id: &ScalableTargetId,
-    ) -> Result<Option<(u32, u32)>, PortError> {
-        Ok(self.counts(id))
+    ) -> Result<Option<Counts>, PortError> {
+        Ok(self
+            .counts(id)
+            .map(|(desired, current)| Counts { desired, current }))
     }
 }
 

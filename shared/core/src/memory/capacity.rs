@@ -37,13 +37,13 @@ impl CurrentCapacity for MemoryCapacity {
     async fn desired_and_current(
         &self,
         id: &ScalableTargetId,
-    ) -> Result<Option<(u32, u32)>, PortError> {
+    ) -> Result<Option<Counts>, PortError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(self
             .counts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(id)
-            .map(|c| (c.desired, c.current)))
+            .copied())
     }
 }

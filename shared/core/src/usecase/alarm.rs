@@ -11,7 +11,7 @@ use crate::alarms::{
     apply_transition, beyond_skew, idempotency_key, route, route_in, wake_already_served,
     AlarmRole, AlarmTransition, Home,
 };
-use crate::capacity_port::CurrentCapacity;
+use crate::capacity_port::{Counts, CurrentCapacity};
 use crate::ids::ScalableTargetId;
 use crate::plan::{Plan, TargetPlan};
 use crate::ports::{PortError, ScalingTargets, StateStore};
@@ -120,7 +120,7 @@ pub fn alarm_change<'a>(
     target: &'a TargetPlan,
     roles: &'a [AlarmRole],
     t: &'a AlarmTransition,
-    counts: Option<(u32, u32)>,
+    counts: Option<Counts>,
 ) -> impl Fn(&mut TargetState) -> Vec<String> + Send + Sync + 'a {
     move |state: &mut TargetState| {
         let mut notes = Vec::new();
@@ -129,10 +129,10 @@ pub fn alarm_change<'a>(
                 target,
                 *role,
                 t,
-                counts.map(|c| c.0),
+                counts.map(|c| c.desired),
                 state,
             ));
-            if let (AlarmRole::Wake, Some((_, current))) = (role, counts) {
+            if let (AlarmRole::Wake, Some(Counts { current, .. })) = (role, counts) {
                 notes.extend(wake_already_served(target, state, current));
             }
         }
