@@ -73,7 +73,7 @@ pub fn read_plan(file: &PathBuf) -> anyhow::Result<(String, Plan)> {
 
 pub async fn run(cmd: PlanCommand) -> anyhow::Result<()> {
     match cmd {
-        PlanCommand::Suggest(args) => crate::suggest::run(args),
+        PlanCommand::Suggest(args) => crate::suggest::run(args).await,
         PlanCommand::Validate { file, json: true } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("failed to read plan file {}", file.display()))?;

@@ -1,43 +1,66 @@
 //! `headroom plan suggest`: the base plan with each target's peaks replaced by the ones its own
 //! demand history shows, and a `[target.forecast]` section, printed as a complete plan on stdout
-//! with the evidence in comments. Offline from a trace and a world file (`--trace --world`, only
-//! the history before `--until`). The rules are in `headroom_core::suggest`.
+//! with the evidence in comments. Two sources of history, one suggestion
+//! (`headroom_core::suggest::plan`):
+//!
+//! - `--days N` (the default, 14 days): each target's CloudWatch `Invocations` over the last N
+//!   days, read as the forecast refresh reads it;
+//! - `--trace TRACE --world WORLD`: offline, from a trace and the simulator's world file.
+//!
+//! `--until` ends the history in both forms.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use chrono::{DateTime, Utc};
+use headroom_adapters::aas_history::AasHistory;
+use headroom_adapters::{AwsSettings, Clients, CloudWatchDemand};
+use headroom_core::suggest::cloudwatch::{
+    suggest_from_cloudwatch, CloudWatchSuggestError, HistoryWindow, DEFAULT_DAYS,
+};
+use headroom_core::suggest::plan::SuggestError;
 use headroom_sim::suggest::suggest_plan;
 use headroom_sim::{Trace, World};
+
+use crate::exit::{CliError, Exit};
 
 #[derive(clap::Args, Debug)]
 pub struct SuggestArgs {
     /// The base plan: its targets, bounds, guard and wake stay; peaks and forecast are suggested.
     #[arg(long)]
     pub plan: PathBuf,
-    /// A request trace (CSV `timestamp,requests`) standing in for the CloudWatch history.
+    /// Days of CloudWatch history to read, 1 to 63 (CloudWatch keeps 5-minute data 63 days);
+    /// CloudWatch is the source unless --trace/--world are given, 14 days by default.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=63), conflicts_with_all = ["trace", "world"])]
+    pub days: Option<u32>,
+    /// Offline: a request trace (CSV `timestamp,requests`) standing in for the CloudWatch history.
     #[arg(long, requires = "world")]
     pub trace: Option<PathBuf>,
-    /// The simulator's world file: trace scale and target-tracking policy per target.
+    /// Offline: the simulator's world file (trace scale and target-tracking policy per target).
     #[arg(long, requires = "trace")]
     pub world: Option<PathBuf>,
     /// Use only history before this instant (RFC 3339).
     #[arg(long)]
     pub until: Option<DateTime<Utc>>,
-    /// Days of CloudWatch history to read (without --trace).
-    #[arg(long, default_value_t = 14)]
-    pub days: u32,
 }
 
-pub fn run(args: SuggestArgs) -> anyhow::Result<()> {
-    let (Some(trace_path), Some(world_path)) = (&args.trace, &args.world) else {
-        bail!(
-            "plan suggest needs --trace TRACE --world WORLD in this version: reading the history \
-             from CloudWatch (--days {}) is not built yet",
-            args.days
-        );
-    };
+pub async fn run(args: SuggestArgs) -> anyhow::Result<()> {
+    let base_name = args.plan.display().to_string();
     let base = read(&args.plan, "base plan")?;
+    let out = match (&args.trace, &args.world) {
+        (Some(trace), Some(world)) => offline((&base_name, &base), trace, world, args.until)?,
+        _ => from_cloudwatch((&base_name, &base), args.days, args.until).await?,
+    };
+    out!("{out}")?;
+    Ok(())
+}
+
+fn offline(
+    base: (&str, &str),
+    trace_path: &Path,
+    world_path: &Path,
+    until: Option<DateTime<Utc>>,
+) -> anyhow::Result<String> {
     let trace = Trace::parse(
         &trace_path.display().to_string(),
         &read(trace_path, "trace")?,
@@ -46,14 +69,46 @@ pub fn run(args: SuggestArgs) -> anyhow::Result<()> {
         &world_path.display().to_string(),
         &read(world_path, "world file")?,
     )?;
-    let out = suggest_plan(
-        (&args.plan.display().to_string(), &base),
-        &trace,
-        &world,
-        args.until,
-    )?;
-    out!("{out}")?;
-    Ok(())
+    suggest_plan(base, &trace, &world, until).map_err(suggest_error)
+}
+
+async fn from_cloudwatch(
+    base: (&str, &str),
+    days: Option<u32>,
+    until: Option<DateTime<Utc>>,
+) -> anyhow::Result<String> {
+    // The base plan is checked before any AWS call: a typo costs no round trip.
+    headroom_core::parse_plan(base.0, base.1)?;
+    let clients = Clients::load(&AwsSettings::from_env()?).await;
+    let window = HistoryWindow::last_days(days.unwrap_or(DEFAULT_DAYS), until, Utc::now());
+    let out = suggest_from_cloudwatch(
+        base,
+        &CloudWatchDemand::new(clients.cloudwatch.clone()),
+        &AasHistory::new(clients.aas.clone()),
+        window,
+    )
+    .await
+    .map_err(|e| match e {
+        // The port error itself, so the exit code says which class of AWS failure it was.
+        CloudWatchSuggestError::History(p) | CloudWatchSuggestError::Policies(p) => p.into(),
+        CloudWatchSuggestError::Suggest(s) => suggest_error(s),
+    })?;
+    Ok(out.plan)
+}
+
+/// The suggestion's failure with the exit class of its cause: a base plan that does not parse or
+/// names an unknown time zone is invalid input (5); a suggested plan that does not validate is a
+/// headroom bug (1).
+fn suggest_error(e: SuggestError) -> anyhow::Error {
+    match e {
+        SuggestError::Plan(p) => p.into(),
+        e @ SuggestError::Base { .. } => CliError {
+            exit: Exit::Invalid,
+            message: e.to_string(),
+        }
+        .into(),
+        e @ SuggestError::Render(_) => e.into(),
+    }
 }
 
 fn read(p: &Path, what: &str) -> anyhow::Result<String> {

@@ -40,9 +40,9 @@ fn plan_suggest_prints_the_shipped_learned_plan() {
     assert!(printed.contains("[target.forecast]") && printed.contains("[[target.peak]]"));
 }
 
-#[test]
-fn plan_suggest_without_a_trace_says_what_is_missing() {
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+/// `headroom plan suggest ARGS` from the repository root.
+fn suggest(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
         .current_dir(root())
         .args([
             "plan",
@@ -50,9 +50,41 @@ fn plan_suggest_without_a_trace_says_what_is_missing() {
             "--plan",
             "events/scenarios/nyc-taxi-learned/base.toml",
         ])
+        .args(args)
         .output()
-        .expect("run headroom");
-    assert!(!out.status.success());
+        .expect("run headroom")
+}
+
+#[test]
+fn a_trace_and_cloudwatch_days_together_are_a_usage_error() {
+    let out = suggest(&[
+        "--trace",
+        "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+        "--world",
+        "events/scenarios/nyc-taxi-learned/world.toml",
+        "--days",
+        "7",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--trace TRACE --world WORLD"), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used with '--days <DAYS>'"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_trace_without_a_world_says_what_is_missing() {
+    let out = suggest(&["--trace", "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--world <WORLD>"), "{err}");
+}
+
+#[test]
+fn days_outside_cloudwatchs_retention_are_refused() {
+    for days in ["0", "64"] {
+        let out = suggest(&["--days", days]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--days {days}: {err}");
+        assert!(err.contains("is not in 1..=63"), "{err}");
+    }
 }

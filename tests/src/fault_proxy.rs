@@ -399,13 +399,14 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// One HTTP/1.1 message: its head (start line and headers, without the blank line) and body.
-struct Message {
-    head: String,
-    body: Vec<u8>,
+/// (Crate-visible: the CloudWatch bridge, `cbor_bridge.rs`, reads and frames messages the same way.)
+pub(crate) struct Message {
+    pub(crate) head: String,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Message {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().skip(1).find_map(|line| {
             let (k, v) = line.split_once(':')?;
             k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
@@ -422,7 +423,7 @@ impl Message {
 
 /// Reads one message from `stream` (`buf` keeps what was read past it). `None`: the peer closed
 /// before a new message began. A response without a length is read to the end of the stream.
-async fn read_message<R: AsyncRead + Unpin>(
+pub(crate) async fn read_message<R: AsyncRead + Unpin>(
     stream: &mut R,
     buf: &mut Vec<u8>,
     response: bool,
@@ -549,7 +550,7 @@ fn strip_framing(head: &str) -> String {
         .join("\r\n")
 }
 
-fn frame(head: &str, body: &[u8], connection: &str) -> Vec<u8> {
+pub(crate) fn frame(head: &str, body: &[u8], connection: &str) -> Vec<u8> {
     let mut out = format!(
         "{}\r\nContent-Length: {}\r\nConnection: {connection}\r\n\r\n",
         strip_framing(head),

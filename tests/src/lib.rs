@@ -13,7 +13,12 @@
 //! - [`t()`]: an RFC 3339 instant.
 //! - [`fault_proxy`]: a fault-injecting HTTP proxy between the SDK clients and moto (the fault
 //!   suite, tests/tests/fault_suite.rs).
+//! - [`cbor_bridge`]: CloudWatch's RPC v2 CBOR protocol onto moto's JSON one, so the real
+//!   CloudWatch client and adapter run against moto; [`cloudwatch`]: a client through it and
+//!   PutMetricData of a target's `Invocations`.
 
+pub mod cbor_bridge;
+pub mod cloudwatch;
 pub mod fault_proxy;
 
 use std::collections::BTreeMap;

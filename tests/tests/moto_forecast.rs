@@ -1,29 +1,51 @@
-//! The forecast end to end against moto: the tick function's hourly refresh turns four days of
-//! demand into a forecast claim on a real AAS target, stored in a real DynamoDB table.
+//! The forecast end to end against moto: four days of a variant's `Invocations` at a daily rhythm,
+//! put with PutMetricData; the tick function's hourly refresh reads them with GetMetricData
+//! through the real CloudWatch adapter, learns the rhythm, and raises MinCapacity on a real AAS
+//! target, with the forecast stored in a real DynamoDB table.
 //!
-//! moto serves CloudWatch only over the Query and JSON protocols, and aws-sdk-cloudwatch speaks
-//! RPC v2 CBOR, so PutMetricData/GetMetricData cannot round-trip through moto: the demand comes
-//! from the in-memory metrics port here, and the CloudWatch adapter is tested against
-//! aws-smithy-mocks (shared/adapters/src/cloudwatch.rs).
+//! aws-sdk-cloudwatch speaks Smithy RPC v2 CBOR, which moto does not serve (5.2.1 and 5.2.5 answer
+//! its route with an HTML 404): the CloudWatch client goes through `headroom_tests::cbor_bridge`,
+//! which hands the same requests to moto's AWS JSON protocol. The aggregation (Sum per 5-minute
+//! period) is moto's.
 
-use chrono::{Duration, DurationRound, Utc};
-use headroom_adapters::AasScalingTargets;
-use headroom_core::forecast::DemandSeries;
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use headroom_adapters::{AasScalingTargets, CloudWatchDemand};
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::memory::MemoryDemand;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
-use headroom_tests::{create_endpoint, sdk_config, table_with_plan, unique};
+use headroom_tests::cbor_bridge::CborBridge;
+use headroom_tests::cloudwatch::{cloudwatch_client, put_invocations};
+use headroom_tests::{create_endpoint, moto, sdk_config, table_with_plan, unique};
 use headroom_tick::{handle, Outcome};
 
 const TICK_EVENT: &str = include_str!("../../events/schedule/tick-rule.json");
 
+/// Requests per 5-minute period: 600/min within an hour of `busy_at`'s time of day, else 60/min.
+fn daily_rhythm(
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    busy_at: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, f64)> {
+    let mut points = Vec::new();
+    let mut at = from;
+    while at < to {
+        let offset = (at - busy_at).num_seconds().rem_euclid(86_400);
+        let busy = !(3_600..86_400 - 3_600).contains(&offset);
+        points.push((at, if busy { 600.0 * 5.0 } else { 60.0 * 5.0 }));
+        at += Duration::minutes(5);
+    }
+    points
+}
+
 #[tokio::test]
-async fn the_tick_refreshes_the_forecast_and_raises_min_capacity_on_aas() {
-    // GIVEN an endpoint whose variant AAS holds at 1..40, four days of 600 requests/min in
-    // CloudWatch, and a plan with a forecast at 30 requests/min per instance
+async fn the_tick_learns_the_daily_rhythm_from_cloudwatch_and_raises_min_capacity_on_aas() {
+    // GIVEN an endpoint whose variant AAS holds at 1..40, and four days of its Invocations in
+    // CloudWatch: 600 requests/min from an hour before this time of day to an hour after it,
+    // 60 requests/min otherwise
     let config = sdk_config().await;
+    let bridge = CborBridge::start(moto());
+    let cloudwatch = cloudwatch_client(&config, &bridge);
     let sagemaker = aws_sdk_sagemaker::Client::new(&config);
     let endpoint = unique("forecast");
     create_endpoint(&sagemaker, &endpoint, 1)
@@ -35,21 +57,21 @@ async fn the_tick_refreshes_the_forecast_and_raises_min_capacity_on_aas() {
         .await
         .expect("register");
     let now = Utc::now()
-        .duration_trunc(Duration::minutes(1))
-        .expect("trunc");
-    let from = now.duration_trunc(Duration::days(1)).expect("trunc") - Duration::days(4);
-    let periods = ((now - from).num_minutes() / 5) as usize;
-    let metrics = MemoryDemand::default().with(
-        id.clone(),
-        DemandSeries::new(from, 300, vec![600.0; periods]),
-    );
+        .duration_trunc(Duration::minutes(10))
+        .expect("trunc")
+        + Duration::minutes(2);
+    let slot_now = now.duration_trunc(Duration::minutes(10)).expect("trunc");
+    let from = slot_now - Duration::days(4);
+    put_invocations(&cloudwatch, &id, &daily_rhythm(from, slot_now, slot_now)).await;
+    // AND a plan with a forecast at 30 requests/min per instance over 5 days of history
     let plan = format!(
         "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n\
-         lead_time = \"10m\"\n[target.forecast]\ninvocations_per_instance = 30.0\n"
+         lead_time = \"10m\"\n[target.forecast]\ninvocations_per_instance = 30.0\nhistory = \"5d\"\n"
     );
     let dynamo = aws_sdk_dynamodb::Client::new(&config);
     let (store, _) = table_with_plan(&dynamo, "moto-forecast.toml", &plan, now).await;
     let event: serde_json::Value = serde_json::from_str(TICK_EVENT).expect("json");
+    let metrics = CloudWatchDemand::new(cloudwatch.clone());
 
     // WHEN the tick runs
     let out = handle(Ports::new(&aas, &store).with_demand(&metrics), &event, now)
@@ -60,18 +82,30 @@ async fn the_tick_refreshes_the_forecast_and_raises_min_capacity_on_aas() {
     };
     assert!(report.errors.is_empty(), "{:?}", report.errors);
 
-    // THEN the forecast is stored and its claim (600/min / 30 = 20) is applied
+    // THEN one GetMetricData call read the history
+    assert_eq!(bridge.calls("GetMetricData"), 1);
+    // AND the stored forecast follows the rhythm: 600/min / 30 = 20 until an hour past this slot,
+    // 60/min / 30 = 2 after it
     let states = store
         .load_states(std::slice::from_ref(&id))
         .await
         .expect("state");
     let forecast = states[0].1.forecast.clone().expect("a stored forecast");
     assert_eq!(forecast.unavailable, None, "{forecast:?}");
+    assert!(forecast.history_days >= 4, "{forecast:?}");
+    let quiet_from = slot_now + Duration::hours(1);
+    let floors: Vec<(DateTime<Utc>, u32)> =
+        forecast.slots.iter().map(|s| (s.start, s.floor)).collect();
     assert!(
-        forecast.slots.iter().all(|s| s.floor == 20),
-        "{:?}",
-        forecast.slots
+        floors.iter().any(|(at, _)| *at < quiet_from)
+            && floors.iter().any(|(at, _)| *at >= quiet_from),
+        "the forecast covers both sides of the change: {floors:?}"
     );
+    for (at, floor) in &floors {
+        let expected = if *at < quiet_from { 20 } else { 2 };
+        assert_eq!(*floor, expected, "slot {at}: {floors:?}");
+    }
+    // AND its claim is applied on AAS
     let observed = aas
         .describe(std::slice::from_ref(&id))
         .await

@@ -87,7 +87,7 @@ impl DemandHistory for CloudWatchDemand {
                 .await
                 .map_err(|e| {
                     port_error(
-                        format!("read the demand history of {} targets", targets.len()),
+                        format!("read the demand history of {} target(s)", targets.len()),
                         e,
                     )
                 })?;
@@ -118,8 +118,10 @@ impl DemandHistory for CloudWatchDemand {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
-    //! moto speaks CloudWatch's Query and JSON protocols, not the RPC v2 CBOR protocol that this
-    //! SDK sends, so the adapter is tested here against aws-smithy-mocks.
+    //! Paging and error classes, against aws-smithy-mocks: moto never pages GetMetricData and
+    //! cannot be made to fail on cue. The adapter against moto's CloudWatch (through the tests'
+    //! CBOR bridge, since moto lacks the RPC v2 CBOR protocol this SDK sends) is in
+    //! tests/tests/moto_forecast.rs and cli/tests/moto_cloudwatch.rs.
     use super::*;
     use crate::test_support::cloudwatch_client_with;
     use aws_sdk_cloudwatch::operation::get_metric_data::GetMetricDataOutput;

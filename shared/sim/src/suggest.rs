@@ -66,85 +66,49 @@ pub fn invocations_per_instance(target: &TargetWorld) -> (f64, String) {
     }
 }
 
-/// A failure of [`suggest_plan`], naming the file.
-#[derive(Debug, thiserror::Error)]
-pub enum SuggestError {
-    #[error(transparent)]
-    Plan(#[from] headroom_core::PlanError),
-    #[error("{file}: {problem}")]
-    Base { file: String, problem: String },
-    #[error(transparent)]
-    Render(#[from] headroom_core::suggest::render::RenderError),
-}
+pub use headroom_core::suggest::plan::SuggestError;
 
 /// The suggested plan for `base` from `trace` as the world serves it, using only rows before
-/// `until`: every plan target the world simulates gets suggested peaks and a forecast section.
+/// `until`: every plan target the world simulates gets suggested peaks and a forecast section
+/// (`headroom_core::suggest::plan`, the path the CloudWatch form shares).
 pub fn suggest_plan(
-    (base_name, base_text): (&str, &str),
+    base: (&str, &str),
     trace: &Trace,
     world: &crate::world::World,
     until: Option<DateTime<Utc>>,
 ) -> Result<String, SuggestError> {
-    use headroom_core::suggest::render::{render_plan, TargetChange};
-    use headroom_core::suggest::suggest_peaks;
+    use headroom_core::suggest::plan::{instant, InstanceCapacity, TargetHistory};
 
-    let plan = headroom_core::parse_plan(base_name, base_text)?;
-    let base = |problem: String| SuggestError::Base {
-        file: base_name.to_owned(),
-        problem,
-    };
-    let file: headroom_core::plan::PlanFile =
-        toml::from_str(base_text).map_err(|e| base(e.message().to_owned()))?;
-    let tz: chrono_tz::Tz = match file.defaults.timezone.as_deref() {
-        None => chrono_tz::UTC,
-        Some(name) => name.parse().map_err(|_| {
-            base(format!(
-                "defaults.timezone {name:?} is not an IANA time zone"
-            ))
-        })?,
-    };
     let until = until.map(|u| u.min(trace.end()));
-    let mut changes = Vec::new();
-    for target in &plan.targets {
-        let Some(tw) = world.targets.iter().find(|t| t.id == target.id) else {
-            continue;
-        };
-        let history = demand_history(trace, tw, until);
-        let (ipi, why) = invocations_per_instance(tw);
-        let suggestion = suggest_peaks(&history, tz, ipi, target.min_capacity);
-        let evidence = vec![
-            format!(
-                "history: {} day(s) ({} weekdays, {} weekend days) from {} to {}, in {}",
-                suggestion.days,
-                suggestion.weekdays,
-                suggestion.weekend_days,
-                history.start.format("%Y-%m-%dT%H:%MZ"),
-                history.end().format("%Y-%m-%dT%H:%MZ"),
-                tz.name()
-            ),
-            format!("invocations_per_instance {ipi:.2}: {why}"),
-        ];
-        changes.push(TargetChange {
-            resource_id: target.id.to_string(),
-            suggestion,
-            invocations_per_instance: (ipi * 100.0).round() / 100.0,
-            evidence,
-        });
-    }
+    let histories: Vec<TargetHistory> = world
+        .targets
+        .iter()
+        .map(|tw| {
+            let (invocations_per_instance, source) = invocations_per_instance(tw);
+            TargetHistory {
+                id: tw.id.clone(),
+                history: demand_history(trace, tw, until),
+                capacity: Ok(InstanceCapacity {
+                    invocations_per_instance,
+                    source,
+                }),
+            }
+        })
+        .collect();
     let header = vec![
-        format!("Suggested by `headroom plan suggest` from {base_name} and the trace"),
+        format!(
+            "Suggested by `headroom plan suggest` from {} and the trace",
+            base.0
+        ),
         format!(
             "{}{}.",
             trace.source,
-            until.map_or(String::new(), |u| format!(
-                " (rows before {})",
-                u.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            ))
+            until.map_or(String::new(), |u| format!(" (rows before {})", instant(u)))
         ),
         "Peaks: recurring windows of the history, each with a floor that nearly every day used."
             .into(),
         "The forecast learns the rest from the endpoint's own CloudWatch history once deployed."
             .into(),
     ];
-    Ok(render_plan(base_name, base_text, &header, &changes)?)
+    headroom_core::suggest::plan::suggest_plan(base, &header, &histories)
 }

@@ -19,6 +19,9 @@
 //! - The peak starts one slot early: a window is measured from the first slot that was already
 //!   busy, and the lead time is added by headroom itself.
 
+pub mod capacity;
+pub mod cloudwatch;
+pub mod plan;
 pub mod render;
 
 use chrono::{NaiveTime, Timelike};
@@ -82,6 +85,14 @@ pub struct TargetSuggestion {
     pub weekend_days: usize,
     /// Why no peak was suggested for a kind of day, when none was.
     pub notes: Vec<String>,
+}
+
+impl TargetSuggestion {
+    /// Neither kind of day has enough days to call a window recurring: the history says nothing
+    /// about peaks yet, so the base plan's own peaks are kept rather than dropped.
+    pub fn too_little_history(&self) -> bool {
+        self.weekdays < MIN_DAYS_PER_KIND && self.weekend_days < MIN_DAYS_PER_KIND
+    }
 }
 
 /// Suggests peaks for a target from `history` (already cut at `--until`).

@@ -48,20 +48,25 @@ pub fn render_plan(
         let Some(change) = changes.iter().find(|c| c.resource_id == t.resource_id) else {
             continue;
         };
-        t.peaks = change
-            .suggestion
-            .peaks
-            .iter()
-            .map(|p| PeakFile {
-                name: p.name.clone(),
-                cron: Some(p.cron()),
-                timezone: None,
-                at: None,
-                duration: p.duration,
-                floor: p.floor,
-                suspend_scale_in: false,
-            })
-            .collect();
+        if change.suggestion.too_little_history() {
+            // Nothing to replace them with: the forecast section alone is added, and it waits
+            // for enough history too.
+        } else {
+            t.peaks = change
+                .suggestion
+                .peaks
+                .iter()
+                .map(|p| PeakFile {
+                    name: p.name.clone(),
+                    cron: Some(p.cron()),
+                    timezone: None,
+                    at: None,
+                    duration: p.duration,
+                    floor: p.floor,
+                    suspend_scale_in: false,
+                })
+                .collect();
+        }
         let mut forecast = t.forecast.clone().unwrap_or_default();
         forecast.invocations_per_instance = Some(change.invocations_per_instance);
         if forecast.mode.is_none() {
@@ -94,6 +99,12 @@ pub fn render_plan(
         }
         for n in &c.suggestion.notes {
             let _ = writeln!(out, "#   {n}");
+        }
+        if c.suggestion.too_little_history() {
+            let _ = writeln!(
+                out,
+                "#   too little history to suggest peaks: this target's peaks are kept as in {base_name}"
+            );
         }
     }
     let _ = writeln!(out);

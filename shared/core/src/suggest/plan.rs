@@ -1,0 +1,110 @@
+//! The suggested plan from each target's demand history, whichever source the history came
+//! from: the one path that `plan suggest --trace --world` (offline) and `plan suggest --days`
+//! (CloudWatch) share. The caller reads the histories and says where each target's
+//! `invocations_per_instance` comes from; this module cuts nothing and reads nothing.
+
+use chrono::SecondsFormat;
+use chrono_tz::Tz;
+
+use crate::forecast::DemandSeries;
+use crate::ids::ScalableTargetId;
+use crate::plan::{parse_plan, PlanError, PlanFile};
+use crate::suggest::render::{render_plan, RenderError, TargetChange};
+use crate::suggest::suggest_peaks;
+
+/// Requests per minute one instance should serve, and where that figure comes from (written as
+/// evidence).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceCapacity {
+    pub invocations_per_instance: f64,
+    pub source: String,
+}
+
+/// One target's history, as its source recorded it.
+#[derive(Debug, Clone)]
+pub struct TargetHistory {
+    pub id: ScalableTargetId,
+    pub history: DemandSeries,
+    /// `Err(why)`: no figure is known, so nothing is suggested and the target stays as in BASE.
+    pub capacity: Result<InstanceCapacity, String>,
+}
+
+/// A failure of [`suggest_plan`], naming the base plan.
+#[derive(Debug, thiserror::Error)]
+pub enum SuggestError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("{file}: {problem}")]
+    Base { file: String, problem: String },
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// The base plan's default time zone, in which recurring windows are found.
+pub fn plan_timezone(base_name: &str, base_text: &str) -> Result<Tz, SuggestError> {
+    let base = |problem: String| SuggestError::Base {
+        file: base_name.to_owned(),
+        problem,
+    };
+    let file: PlanFile = toml::from_str(base_text).map_err(|e| base(e.message().to_owned()))?;
+    match file.defaults.timezone.as_deref() {
+        None => Ok(chrono_tz::UTC),
+        Some(name) => name.parse().map_err(|_| {
+            base(format!(
+                "defaults.timezone {name:?} is not an IANA time zone"
+            ))
+        }),
+    }
+}
+
+/// The suggested plan: `base` with each target of `histories` that has a capacity figure given
+/// suggested peaks and a `[target.forecast]` section, `header` on top (the source, in the
+/// caller's words), the evidence of every target below it.
+pub fn suggest_plan(
+    (base_name, base_text): (&str, &str),
+    header: &[String],
+    histories: &[TargetHistory],
+) -> Result<String, SuggestError> {
+    let plan = parse_plan(base_name, base_text)?;
+    let tz = plan_timezone(base_name, base_text)?;
+    let mut header = header.to_vec();
+    let mut changes = Vec::new();
+    for target in &plan.targets {
+        let Some(h) = histories.iter().find(|h| h.id == target.id) else {
+            continue;
+        };
+        let capacity = match &h.capacity {
+            Ok(c) => c,
+            Err(why) => {
+                header.push(format!("{}: left as in {base_name}: {why}", target.id));
+                continue;
+            }
+        };
+        let ipi = capacity.invocations_per_instance;
+        let suggestion = suggest_peaks(&h.history, tz, ipi, target.min_capacity);
+        let evidence = vec![
+            format!(
+                "history: {} day(s) ({} weekdays, {} weekend days) from {} to {}, in {}",
+                suggestion.days,
+                suggestion.weekdays,
+                suggestion.weekend_days,
+                h.history.start.format("%Y-%m-%dT%H:%MZ"),
+                h.history.end().format("%Y-%m-%dT%H:%MZ"),
+                tz.name()
+            ),
+            format!("invocations_per_instance {ipi:.2}: {}", capacity.source),
+        ];
+        changes.push(TargetChange {
+            resource_id: target.id.to_string(),
+            suggestion,
+            invocations_per_instance: (ipi * 100.0).round() / 100.0,
+            evidence,
+        });
+    }
+    Ok(render_plan(base_name, base_text, &header, &changes)?)
+}
+
+/// An instant as the headers write it: RFC 3339, whole seconds, `Z`.
+pub fn instant(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
