@@ -7,6 +7,9 @@
 //!   an asynchronous event is answered as rejected and logged with its reason; a direct caller
 //!   (a deployment pipeline waiting for the answer) gets the error as the invocation's failure.
 
+pub mod payload;
+pub use payload::{RawEvent, UnreadableEvent};
+
 use headroom_core::ports::PortError;
 use serde::Serialize;
 use serde_json::{json, Value};
