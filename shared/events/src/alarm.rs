@@ -4,15 +4,18 @@
 //! - the direct Lambda alarm action: `source, alarmArn, accountId, time, region, alarmData`, with
 //!   `alarmData` shaped like the EventBridge `detail` and no event id.
 //!
-//! Parsing is lenient where AWS is loose: unknown fields are ignored, `reasonData` (a JSON document
-//! inside a string) is never needed, metric-math alarms lack `metricStat`, composite alarms have no
-//! metrics at all, and timestamps come as `2026-03-14T09:42:31.412+0000` (no colon in the offset)
-//! as well as RFC 3339. Only what headroom acts on is required: the alarm name, the new state and
-//! a time.
+//! The EventBridge envelope is `aws_lambda_events`' own type; the alarm inside either envelope
+//! and the direct action's envelope are headroom's (`AlarmData` and `DirectAction` say why).
+//! Parsing is lenient where AWS is loose: unknown fields are ignored, `reasonData` (a JSON
+//! document inside a string) is never needed, metric-math alarms lack `metricStat`, composite
+//! alarms have no metrics at all, and timestamps come as `2026-03-14T09:42:31.412+0000` (no colon
+//! in the offset) as well as RFC 3339. Only what headroom acts on is required: the alarm name,
+//! the new state and a time.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::Deserialize;
 use serde_json::Value;
 
 pub use headroom_core::alarms::{AlarmState, AlarmTransition};
@@ -20,6 +23,8 @@ pub use headroom_core::alarms::{AlarmState, AlarmTransition};
 use headroom_core::plan::{MAX_ALARM_ARN, MAX_ALARM_NAME};
 use headroom_core::text::{cut, cut_to};
 
+use crate::envelope;
+use crate::lenient::{self, Lenient, LenientObject};
 use crate::EventError;
 
 pub const DETAIL_TYPE: &str = "CloudWatch Alarm State Change";
@@ -44,77 +49,109 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .map(|n| n.and_utc())
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(v, |v, key| v.get(key))?.as_str()
+/// The alarm in an event: the EventBridge `detail`, or the direct action's `alarmData`.
+///
+/// headroom's own type, not `aws_lambda_events`' `CloudWatchAlarmData<C, R>`: whatever `C` and
+/// `R`, its `state` is the crate's `CloudWatchAlarmState`, which requires `reason` and
+/// `timestamp` (headroom reads a state without a timestamp at the envelope's `time`) and reads a
+/// state without `value` as OK (headroom refuses it: an OK that CloudWatch never sent would end a
+/// guard's hold). The AWS documentation shows no state without these fields, so this is
+/// headroom's tolerance, not AWS's shape; `crate_fit` tests both differences.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AlarmData {
+    #[serde(default)]
+    alarm_name: Option<String>,
+    #[serde(default, deserialize_with = "lenient::present_object")]
+    state: Option<StateData>,
+    #[serde(default, deserialize_with = "lenient::present_object")]
+    previous_state: Option<StateData>,
+    /// Read only to route the alarm (dimensions, metric name): never a reason to refuse it.
+    #[serde(default)]
+    configuration: LenientObject<Configuration>,
 }
 
-/// An alarm state and the instant it was entered, when the event says.
-type StateAt = (AlarmState, Option<DateTime<Utc>>);
+/// `state` or `previousState`. `reason` (free text) and `reasonData` (a JSON document inside a
+/// string) are never read.
+#[derive(Deserialize)]
+struct StateData {
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    timestamp: Option<String>,
+}
 
-fn state_of(data: &Value, which: &str, field_prefix: &str) -> Result<Option<StateAt>, EventError> {
-    let Some(s) = data.get(which) else {
-        return Ok(None);
-    };
-    let value = s.get("value").and_then(Value::as_str).ok_or_else(|| {
-        EventError::malformed(
-            KIND,
-            format!("{field_prefix}.{which}.value"),
-            "is missing or not a string",
-        )
-    })?;
-    let state = value
-        .parse::<AlarmState>()
-        .map_err(|e| EventError::malformed(KIND, format!("{field_prefix}.{which}.value"), e))?;
-    let at = match s.get("timestamp") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(parse_time(text).ok_or_else(|| {
-            EventError::malformed(
-                KIND,
-                format!("{field_prefix}.{which}.timestamp"),
-                format!(
-                    "{:?} is not a timestamp (expected e.g. 2026-03-14T09:42:31.412+0000)",
-                    cut(text)
-                ),
-            )
-        })?),
-        Some(other) => {
-            return Err(EventError::malformed(
-                KIND,
-                format!("{field_prefix}.{which}.timestamp"),
-                format!("is {}, not a string", cut(&other.to_string())),
-            ))
-        }
-    };
-    Ok(Some((state, at)))
+/// The alarm's `configuration`, as far as headroom reads it: the metrics.
+///
+/// headroom's own type, because the crate's are too strict for real alarms:
+/// `CloudWatchMetricAlarmConfiguration` requires a `metricStat` in every metric, which a
+/// metric-math alarm's expression entry does not have, and `CloudWatchCompositeAlarmConfiguration`
+/// requires `actionsSuppressor` and both suppressor periods, which a composite alarm without an
+/// actions suppressor does not have (events/alarms/eventbridge-metric-math-alarm.json and
+/// eventbridge-composite-alarm.json; `crate_fit` tests both).
+#[derive(Default, Deserialize)]
+struct Configuration {
+    #[serde(default)]
+    metrics: Lenient<Vec<LenientObject<MetricDefinition>>>,
+}
+
+/// One entry of `metrics`: a metric with its `metricStat`, or a math expression without one.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MetricDefinition {
+    #[serde(default)]
+    metric_stat: LenientObject<MetricStat>,
+}
+
+#[derive(Deserialize)]
+struct MetricStat {
+    #[serde(default)]
+    metric: LenientObject<Metric>,
+}
+
+#[derive(Deserialize)]
+struct Metric {
+    #[serde(default)]
+    namespace: Lenient<String>,
+    #[serde(default)]
+    name: Lenient<String>,
+    #[serde(default)]
+    dimensions: Lenient<BTreeMap<String, Lenient<String>>>,
+}
+
+impl Configuration {
+    /// The metric of each entry of `metrics` that is in AWS/SageMaker, in order; `None` for an
+    /// entry that is an expression, in another namespace or of another shape.
+    fn sagemaker_metrics(&self) -> impl Iterator<Item = Option<&Metric>> {
+        self.metrics
+            .get()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|entry| {
+                let metric = entry.get()?.metric_stat.get()?.metric.get()?;
+                (metric.namespace.get().map(String::as_str) == Some(SAGEMAKER_NAMESPACE))
+                    .then_some(metric)
+            })
+    }
 }
 
 /// The AWS/SageMaker dimensions of the alarm's metrics. A metric alarm has one `metricStat`; a
 /// metric-math alarm has one per input (and expressions without any); a composite alarm has none.
 /// A dimension whose inputs disagree is left out rather than guessed.
-fn dimensions(data: &Value) -> BTreeMap<String, String> {
+fn dimensions(config: &Configuration) -> BTreeMap<String, String> {
     let mut out: BTreeMap<String, String> = BTreeMap::new();
     let mut conflicting: Vec<String> = Vec::new();
-    let metrics = data
-        .pointer("/configuration/metrics")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for metric in metrics {
-        let Some(m) = metric.pointer("/metricStat/metric") else {
-            continue;
-        };
-        if m.get("namespace").and_then(Value::as_str) != Some(SAGEMAKER_NAMESPACE) {
-            continue;
-        }
-        let Some(dims) = m.get("dimensions").and_then(Value::as_object) else {
+    for metric in config.sagemaker_metrics().flatten() {
+        let Some(dims) = metric.dimensions.get() else {
             continue;
         };
         for (k, v) in dims {
-            let Some(v) = v.as_str() else { continue };
+            let Some(v) = v.get() else { continue };
             match out.get(k) {
                 Some(existing) if existing != v => conflicting.push(k.clone()),
                 _ => {
-                    out.insert(k.clone(), v.to_owned());
+                    out.insert(k.clone(), v.clone());
                 }
             }
         }
@@ -128,78 +165,126 @@ fn dimensions(data: &Value) -> BTreeMap<String, String> {
 /// The AWS/SageMaker metric of a metric alarm: its configuration has exactly one metric, a
 /// `metricStat` in that namespace. Metric-math alarms (several inputs, or an expression) and
 /// composite alarms (no metrics) have none.
-fn metric_name(data: &Value) -> Option<String> {
-    let [only] = data
-        .pointer("/configuration/metrics")
-        .and_then(Value::as_array)?
-        .as_slice()
-    else {
+fn metric_name(config: &Configuration) -> Option<String> {
+    let mut metrics = config.sagemaker_metrics();
+    let (Some(only), None) = (metrics.next(), metrics.next()) else {
         return None;
     };
-    let m = only.pointer("/metricStat/metric")?;
-    if m.get("namespace").and_then(Value::as_str) != Some(SAGEMAKER_NAMESPACE) {
-        return None;
-    }
-    m.get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.trim().is_empty())
-        .map(str::to_owned)
+    only?.name.get().filter(|n| !n.trim().is_empty()).cloned()
 }
 
-/// The common part: `data` is the EventBridge `detail` or the direct action's `alarmData`.
-fn transition(
-    data: &Value,
-    field_prefix: &str,
-    alarm_arn: Option<String>,
-    envelope_time: Option<DateTime<Utc>>,
-    event_id: Option<String>,
-) -> Result<AlarmTransition, EventError> {
-    if !data.is_object() {
-        return Err(EventError::malformed(
-            KIND,
-            field_prefix,
-            "is missing or not an object",
-        ));
+impl StateData {
+    /// The state and the instant it was entered, when the event says; `at` is the field path.
+    fn read(self, at: &str) -> Result<StateAt, EventError> {
+        let value = self.value.ok_or_else(|| {
+            EventError::malformed(KIND, format!("{at}.value"), "is missing or not a string")
+        })?;
+        let state = value
+            .parse::<AlarmState>()
+            .map_err(|e| EventError::malformed(KIND, format!("{at}.value"), e))?;
+        let entered = match self.timestamp {
+            None => None,
+            Some(text) => Some(parse_time(&text).ok_or_else(|| {
+                EventError::malformed(
+                    KIND,
+                    format!("{at}.timestamp"),
+                    format!(
+                        "{:?} is not a timestamp (expected e.g. 2026-03-14T09:42:31.412+0000)",
+                        cut(&text)
+                    ),
+                )
+            })?),
+        };
+        Ok((state, entered))
     }
-    let alarm_name = data
-        .get("alarmName")
-        .and_then(Value::as_str)
-        .filter(|n| !n.trim().is_empty())
-        .ok_or_else(|| {
+}
+
+/// An alarm state and the instant it was entered, when the event says.
+type StateAt = (AlarmState, Option<DateTime<Utc>>);
+
+/// An event's alarm once read and checked, before the envelope around it is.
+struct Alarm {
+    name: String,
+    state: AlarmState,
+    state_at: Option<DateTime<Utc>>,
+    previous: Option<AlarmState>,
+    dimensions: BTreeMap<String, String>,
+    metric_name: Option<String>,
+}
+
+/// What the envelope around the alarm says.
+struct Origin {
+    arn: Option<String>,
+    time: Option<DateTime<Utc>>,
+    event_id: Option<String>,
+    account: Option<String>,
+    region: Option<String>,
+}
+
+impl Alarm {
+    /// Reads the alarm at `event[field]` (`detail` or `alarmData`).
+    fn read(event: &Value, field: &str) -> Result<Self, EventError> {
+        let data: AlarmData = lenient::read(KIND, field, lenient::object_at(KIND, event, field)?)?;
+        let name = data
+            .alarm_name
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| {
+                EventError::malformed(KIND, format!("{field}.alarmName"), "is missing or empty")
+            })?;
+        let (state, state_at) = data
+            .state
+            .ok_or_else(|| EventError::malformed(KIND, format!("{field}.state"), "is missing"))?
+            .read(&format!("{field}.state"))?;
+        let previous = match data.previous_state {
+            Some(s) => Some(s.read(&format!("{field}.previousState"))?.0),
+            None => None,
+        };
+        let config = data.configuration.into_inner().unwrap_or_default();
+        Ok(Self {
+            name,
+            state,
+            state_at,
+            previous,
+            dimensions: dimensions(&config),
+            metric_name: metric_name(&config),
+        })
+    }
+
+    fn into_transition(self, field: &str, origin: Origin) -> Result<AlarmTransition, EventError> {
+        // The state's own timestamp orders transitions; the envelope time is the fallback.
+        let at = self.state_at.or(origin.time).ok_or_else(|| {
             EventError::malformed(
                 KIND,
-                format!("{field_prefix}.alarmName"),
-                "is missing or empty",
+                format!("{field}.state.timestamp"),
+                "is missing and the envelope has no `time`",
             )
-        })?
-        .to_owned();
-    let (state, state_at) = state_of(data, "state", field_prefix)?.ok_or_else(|| {
-        EventError::malformed(KIND, format!("{field_prefix}.state"), "is missing")
-    })?;
-    let previous = state_of(data, "previousState", field_prefix)?.map(|(s, _)| s);
-    // The state's own timestamp orders transitions; the envelope time is the fallback.
-    let at = state_at.or(envelope_time).ok_or_else(|| {
-        EventError::malformed(
-            KIND,
-            format!("{field_prefix}.state.timestamp"),
-            "is missing and the envelope has no `time`",
-        )
-    })?;
-    let t = AlarmTransition {
-        alarm_name,
-        alarm_arn,
-        state,
-        previous,
-        at,
-        dimensions: dimensions(data),
-        metric_name: metric_name(data),
-        event_id,
-        account: None,
-        region: None,
-    };
-    within_limits(&t, field_prefix)?;
-    Ok(t)
+        })?;
+        let origin_field = |value: Option<String>| {
+            value
+                .filter(|s| !s.is_empty())
+                .map(|s| cut_to(&s, MAX_ORIGIN).into_owned())
+        };
+        let t = AlarmTransition {
+            alarm_name: self.name,
+            alarm_arn: origin.arn,
+            state: self.state,
+            previous: self.previous,
+            at,
+            dimensions: self.dimensions,
+            metric_name: self.metric_name,
+            event_id: origin.event_id,
+            // Checked against the function's own by the handler (`alarms::Home`).
+            account: origin_field(origin.account),
+            region: origin_field(origin.region),
+        };
+        within_limits(&t, field)?;
+        Ok(t)
+    }
 }
+
+/// Account ids are 12 digits and region names short; a longer value is cut (it is only ever
+/// compared with the function's own, and quoted).
+const MAX_ORIGIN: usize = 64;
 
 /// CloudWatch's own limits: alarm and metric names 1-255 characters, dimension names 255 and
 /// values 1024; an alarm ARN is its name plus at most ~100 characters; EventBridge ids are UUIDs.
@@ -254,65 +339,61 @@ fn within_limits(t: &AlarmTransition, field_prefix: &str) -> Result<(), EventErr
     Ok(())
 }
 
-fn envelope_time(event: &Value) -> Option<DateTime<Utc>> {
-    str_at(event, &["time"]).and_then(parse_time)
-}
-
 /// `CloudWatch Alarm State Change` from EventBridge.
 pub fn parse_eventbridge(event: &Value) -> Result<AlarmTransition, EventError> {
-    let arn = event
-        .get("resources")
-        .and_then(Value::as_array)
-        .and_then(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .find(|a| a.contains(":alarm:"))
-        })
-        .map(str::to_owned);
-    let id = str_at(event, &["id"])
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    let t = transition(
-        event.get("detail").unwrap_or(&Value::Null),
+    // The alarm first: what is wrong with it says more than what is wrong with its envelope.
+    let alarm = Alarm::read(event, "detail")?;
+    let envelope = envelope::eventbridge(KIND, event)?;
+    let arn = envelope
+        .resources
+        .unwrap_or_default()
+        .into_iter()
+        .find(|a| a.contains(":alarm:"));
+    alarm.into_transition(
         "detail",
-        arn,
-        envelope_time(event),
-        id,
-    )?;
-    Ok(with_origin(t, event, "account"))
+        Origin {
+            arn,
+            time: envelope.time,
+            event_id: envelope.id.filter(|s| !s.is_empty()),
+            account: envelope.account,
+            region: envelope.region,
+        },
+    )
 }
 
-/// The account and region the envelope names (checked against the function's own by the
-/// handler: `alarms::Home`).
-fn with_origin(mut t: AlarmTransition, event: &Value, account_field: &str) -> AlarmTransition {
-    let field = |name: &str| {
-        str_at(event, &[name])
-            .filter(|s| !s.is_empty())
-            .map(|s| cut_to(s, MAX_ORIGIN).into_owned())
-    };
-    t.account = field(account_field);
-    t.region = field("region");
-    t
+/// The direct Lambda alarm action's envelope: everything around `alarmData`.
+///
+/// headroom's own type, not `aws_lambda_events`' `CloudWatchAlarm<C, R>`: that holds the alarm
+/// as the crate's `CloudWatchAlarmData`, whose state does not fit (see [`AlarmData`]). A field of
+/// another type counts as absent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DirectAction {
+    #[serde(default)]
+    alarm_arn: Lenient<String>,
+    #[serde(default)]
+    account_id: Lenient<String>,
+    #[serde(default)]
+    region: Lenient<String>,
+    #[serde(default)]
+    time: Lenient<String>,
 }
-
-/// Account ids are 12 digits and region names short; a longer value is cut (it is only ever
-/// compared with the function's own, and quoted).
-const MAX_ORIGIN: usize = 64;
 
 /// The direct Lambda alarm action (no event id: the idempotency key falls back to the alarm ARN
 /// and the state timestamp).
 pub fn parse_direct(event: &Value) -> Result<AlarmTransition, EventError> {
-    let arn = str_at(event, &["alarmArn"])
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    let t = transition(
-        event.get("alarmData").unwrap_or(&Value::Null),
+    let alarm = Alarm::read(event, "alarmData")?;
+    let action: DirectAction = lenient::read(KIND, "", event)?;
+    alarm.into_transition(
         "alarmData",
-        arn,
-        envelope_time(event),
-        None,
-    )?;
-    Ok(with_origin(t, event, "accountId"))
+        Origin {
+            arn: action.alarm_arn.non_empty().map(str::to_owned),
+            time: action.time.get().and_then(|t| parse_time(t)),
+            event_id: None,
+            account: action.account_id.into_inner(),
+            region: action.region.into_inner(),
+        },
+    )
 }
 
 #[cfg(test)]
@@ -520,6 +601,18 @@ mod tests {
     }
 
     #[test]
+    fn the_alarm_is_checked_before_its_envelope() {
+        // No `source` either, but the alarm's own problem is the one worth reading.
+        let event = json!({"detail-type": DETAIL_TYPE, "detail": {}});
+        let err = parse_eventbridge(&event).unwrap_err().to_string();
+        assert!(err.contains("detail.alarmName"), "{err}");
+        let mut event = fixture("eventbridge-burst-alarm.json");
+        event.as_object_mut().unwrap().remove("source");
+        let err = parse_eventbridge(&event).unwrap_err().to_string();
+        assert!(err.contains("missing field `source`"), "{err}");
+    }
+
+    #[test]
     fn metric_alarms_name_their_sagemaker_metric_and_others_none() {
         let table = [
             (
@@ -570,7 +663,8 @@ mod tests {
             {"id": "m3", "metricStat": {"metric": {"namespace": "Custom", "name": "x",
                 "dimensions": {"EndpointName": "other"}}}}
         ]}});
-        let dims = dimensions(&data);
+        let data: AlarmData = lenient::read(KIND, "detail", &data).unwrap();
+        let dims = dimensions(&data.configuration.into_inner().unwrap());
         assert_eq!(dims.get("EndpointName").map(String::as_str), Some("a"));
         assert!(!dims.contains_key("VariantName"));
     }

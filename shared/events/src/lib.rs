@@ -3,11 +3,15 @@
 //! strict where headroom defines the format (explicit peak events, pipeline hooks).
 
 pub mod alarm;
+mod envelope;
 pub mod error;
+mod lenient;
 pub mod pipeline;
 pub mod sagemaker;
 pub mod schedule;
 
+#[cfg(test)]
+mod crate_fit;
 #[cfg(test)]
 mod test_fixtures;
 
@@ -48,5 +52,43 @@ pub fn parse_trigger(event: &serde_json::Value) -> Result<Trigger, EventError> {
                 "no `kind`, `alarmData` or `detail-type` field: see events/ for the accepted shapes"
                     .into(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fixture under `events/` is recognised as what its folder says, and every one under
+    /// `events/invalid/` is refused.
+    #[test]
+    fn every_fixture_is_the_trigger_its_folder_names() {
+        let dir = test_fixtures::events_dir();
+        let mut seen = 0;
+        for (folder, kinds) in [
+            ("alarms", &["alarm transition"][..]),
+            ("sagemaker", &["SageMaker state change"]),
+            ("schedule", &["tick", "peak event"]),
+            ("pipeline", &["pipeline hook"]),
+            ("invalid", &[]),
+        ] {
+            for entry in std::fs::read_dir(format!("{dir}/{folder}")).expect("fixture folder") {
+                let name = entry
+                    .expect("entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned();
+                if !name.ends_with(".json") {
+                    continue;
+                }
+                let parsed = parse_trigger(&test_fixtures::fixture(&format!("{folder}/{name}")));
+                match parsed {
+                    Ok(t) => assert!(kinds.contains(&t.kind()), "{folder}/{name}: {}", t.kind()),
+                    Err(e) => assert!(kinds.is_empty(), "{folder}/{name}: {e}"),
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen >= 25, "expected every fixture, saw {seen}");
     }
 }

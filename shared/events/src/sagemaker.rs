@@ -6,15 +6,18 @@
 //! and a `[{Key, Value}]` list in the schema registry, and SageMaker may send several events for
 //! one change. So this parser reads only what headroom needs, accepts every documented shape,
 //! ignores unknown fields, and refuses an event only when the endpoint (or config) it is about
-//! cannot be named.
+//! cannot be named. Envelope and detail are headroom's own types (`Envelope` says why the
+//! `aws_lambda_events` envelope does not fit; the crate has no SageMaker detail types).
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use headroom_core::{EndpointName, VariantName};
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::schedule::envelope_time;
+use crate::envelope::instant;
+use crate::lenient::{self, Lenient, LenientObject};
 use crate::EventError;
 
 const KIND: &str = "SageMaker event";
@@ -56,14 +59,9 @@ pub fn epoch_millis(value: &Value) -> Option<DateTime<Utc>> {
     }
 }
 
-fn str_field<'a>(obj: &'a Value, name: &str) -> Option<&'a str> {
-    obj.get(name)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-}
-
-fn count_field(obj: &Value, name: &str) -> Option<u32> {
-    match obj.get(name)? {
+/// A count as SageMaker sends it: an integer, a float (truncated) or a numeric string.
+fn count(value: Option<&Value>) -> Option<u32> {
+    match value? {
         Value::Number(n) => n
             .as_u64()
             .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
@@ -73,8 +71,9 @@ fn count_field(obj: &Value, name: &str) -> Option<u32> {
     .and_then(|n| u32::try_from(n).ok())
 }
 
-fn float_field(obj: &Value, name: &str) -> Option<f64> {
-    match obj.get(name)? {
+/// A weight: a number or a numeric string.
+fn weight(value: Option<&Value>) -> Option<f64> {
+    match value? {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
@@ -111,64 +110,142 @@ pub fn tags(value: Option<&Value>) -> BTreeMap<String, String> {
     }
 }
 
-fn variant(raw: &Value, at: &str) -> Result<VariantInfo, EventError> {
-    let name = match str_field(raw, "VariantName") {
-        Some(n) => Some(VariantName::parse(n).map_err(|e| {
-            EventError::malformed(KIND, format!("{at}.VariantName"), e.to_string())
-        })?),
-        None => None,
-    };
-    let statuses = raw
-        .get("VariantStatus")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|s| {
-                    Some(VariantStatus {
-                        status: str_field(s, "Status")?.to_owned(),
-                        message: str_field(s, "StatusMessage").map(str::to_owned),
-                        started_at: s.get("StartTime").and_then(epoch_millis),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(VariantInfo {
-        name,
-        desired_instance_count: count_field(raw, "DesiredInstanceCount")
-            .or_else(|| count_field(raw, "InitialInstanceCount")),
-        current_instance_count: count_field(raw, "CurrentInstanceCount"),
-        desired_weight: float_field(raw, "DesiredWeight")
-            .or_else(|| float_field(raw, "InitialVariantWeight")),
-        model_name: str_field(raw, "ModelName").map(str::to_owned),
-        instance_type: str_field(raw, "InstanceType").map(str::to_owned),
-        statuses,
-    })
+/// The EventBridge envelope of a SageMaker event.
+///
+/// headroom's own type, not `aws_lambda_events`' `EventBridgeEvent`: that types `time` as an
+/// RFC 3339 instant, and so rejects the SageMaker developer guide's own example, whose
+/// `"time": "1583831889050"` is epoch milliseconds in a string
+/// (events/sagemaker/endpoint-in-service-docs.json; `crate_fit` tests it). A field of another
+/// type counts as absent.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(rename = "detail-type", default)]
+    detail_type: Lenient<String>,
+    #[serde(default)]
+    source: Lenient<String>,
+    #[serde(default)]
+    id: Lenient<String>,
+    /// RFC 3339, or epoch milliseconds as a number or in a string.
+    #[serde(default)]
+    time: Option<Value>,
+    /// An object, or (from some senders) a JSON object inside a string.
+    #[serde(default)]
+    detail: Option<Value>,
 }
 
-fn variants(detail: &Value, field: &str) -> Result<Vec<VariantInfo>, EventError> {
-    match detail.get(field) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(list)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| variant(v, &format!("{field}[{i}]")))
-            .collect(),
-        Some(_) => Err(EventError::malformed(
-            KIND,
-            field,
-            "must be a list of variants",
-        )),
+/// What headroom reads of a SageMaker event's `detail` (`aws_lambda_events` has no SageMaker
+/// types): the endpoint's state, CreateEndpointConfig's fields for config events, the summary of
+/// a deployment in progress. Where AWS varies the shape (times as integers, floats or strings;
+/// counts and weights as numbers or strings; `Tags` as a map or a `[{Key, Value}]` list) the
+/// JSON is kept for the function that knows its forms. A field of another type counts as absent.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+struct Detail {
+    endpoint_name: Lenient<String>,
+    endpoint_arn: Lenient<String>,
+    endpoint_config_name: Lenient<String>,
+    endpoint_status: Lenient<String>,
+    endpoint_config_status: Lenient<String>,
+    creation_time: Option<Value>,
+    last_modified_time: Option<Value>,
+    production_variants: Variants,
+    /// Read only when it is an object.
+    pending_deployment_summary: Option<Value>,
+    tags: Option<Value>,
+}
+
+/// `ProductionVariants`: absent, null or a list; anything else is refused, since the variants
+/// are what the event is about. An entry of another shape is a variant the event says nothing of.
+type Variants = Option<Vec<LenientObject<Variant>>>;
+
+/// `PendingDeploymentSummary` of a blue/green deployment.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+struct PendingDeployment {
+    endpoint_config_name: Lenient<String>,
+    production_variants: Variants,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+struct Variant {
+    variant_name: Lenient<String>,
+    desired_instance_count: Option<Value>,
+    /// Endpoint-config events use CreateEndpointConfig's names for the count and the weight.
+    initial_instance_count: Option<Value>,
+    current_instance_count: Option<Value>,
+    desired_weight: Option<Value>,
+    initial_variant_weight: Option<Value>,
+    model_name: Lenient<String>,
+    instance_type: Lenient<String>,
+    variant_status: Lenient<Vec<LenientObject<VariantStatusEntry>>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+struct VariantStatusEntry {
+    status: Lenient<String>,
+    status_message: Lenient<String>,
+    start_time: Option<Value>,
+}
+
+impl Variant {
+    /// `at` is the variant's field path, for errors.
+    fn read(self, at: &str) -> Result<VariantInfo, EventError> {
+        let name = self
+            .variant_name
+            .non_empty()
+            .map(|n| {
+                VariantName::parse(n).map_err(|e| {
+                    EventError::malformed(KIND, format!("{at}.VariantName"), e.to_string())
+                })
+            })
+            .transpose()?;
+        let statuses = self
+            .variant_status
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|entry| {
+                let entry = entry.into_inner()?;
+                Some(VariantStatus {
+                    status: entry.status.non_empty()?.to_owned(),
+                    message: entry.status_message.non_empty().map(str::to_owned),
+                    started_at: entry.start_time.as_ref().and_then(epoch_millis),
+                })
+            })
+            .collect();
+        Ok(VariantInfo {
+            name,
+            desired_instance_count: count(self.desired_instance_count.as_ref())
+                .or_else(|| count(self.initial_instance_count.as_ref())),
+            current_instance_count: count(self.current_instance_count.as_ref()),
+            desired_weight: weight(self.desired_weight.as_ref())
+                .or_else(|| weight(self.initial_variant_weight.as_ref())),
+            model_name: self.model_name.non_empty().map(str::to_owned),
+            instance_type: self.instance_type.non_empty().map(str::to_owned),
+            statuses,
+        })
     }
+}
+
+/// The variants of a list at field path `at`.
+fn variants(list: Variants, at: &str) -> Result<Vec<VariantInfo>, EventError> {
+    list.unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.into_inner()
+                .unwrap_or_default()
+                .read(&format!("{at}[{i}]"))
+        })
+        .collect()
 }
 
 /// Parses one of the three SageMaker events (recognised by `detail-type`).
 pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
-    let detail_type = event
-        .get("detail-type")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = match detail_type {
+    let envelope: Envelope = lenient::read(KIND, "", event)?;
+    let kind = match envelope.detail_type.get().map(String::as_str).unwrap_or_default() {
         ENDPOINT_STATE => SageMakerEventKind::EndpointState,
         DEPLOYMENT_STATE => SageMakerEventKind::DeploymentState,
         CONFIG_STATE => SageMakerEventKind::ConfigState,
@@ -181,7 +258,7 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             })
         }
     };
-    if let Some(source) = event.get("source").and_then(Value::as_str) {
+    if let Some(source) = envelope.source.get() {
         if source != "aws.sagemaker" {
             return Err(EventError::malformed(
                 KIND,
@@ -190,10 +267,10 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             ));
         }
     }
-    let detail = match event.get("detail") {
-        Some(d @ Value::Object(_)) => d.clone(),
+    let detail = match envelope.detail {
+        Some(d @ Value::Object(_)) => d,
         // Some senders double-encode the detail; accept a JSON object inside a string.
-        Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+        Some(Value::String(s)) => serde_json::from_str::<Value>(&s)
             .ok()
             .filter(Value::is_object)
             .ok_or_else(|| {
@@ -211,14 +288,16 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             ))
         }
     };
-    let endpoint = match str_field(&detail, "EndpointName") {
-        Some(n) => Some(
+    let detail: Detail = lenient::read(KIND, "detail", &detail)?;
+    let endpoint = detail
+        .endpoint_name
+        .non_empty()
+        .map(|n| {
             EndpointName::parse(n)
-                .map_err(|e| EventError::malformed(KIND, "detail.EndpointName", e.to_string()))?,
-        ),
-        None => None,
-    };
-    let endpoint_config = str_field(&detail, "EndpointConfigName").map(str::to_owned);
+                .map_err(|e| EventError::malformed(KIND, "detail.EndpointName", e.to_string()))
+        })
+        .transpose()?;
+    let endpoint_config = detail.endpoint_config_name.non_empty().map(str::to_owned);
     match kind {
         SageMakerEventKind::ConfigState if endpoint_config.is_none() => {
             return Err(EventError::malformed(
@@ -238,31 +317,42 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
         }
         _ => {}
     }
-    let status = str_field(&detail, "EndpointStatus")
-        .or_else(|| str_field(&detail, "EndpointConfigStatus"))
+    let status = detail
+        .endpoint_status
+        .non_empty()
+        .or_else(|| detail.endpoint_config_status.non_empty())
         .map(EndpointStatus::parse);
-    let pending = detail
-        .get("PendingDeploymentSummary")
-        .filter(|p| p.is_object());
+    let variants_now = variants(detail.production_variants, "detail.ProductionVariants")?;
+    let pending: Option<PendingDeployment> = match &detail.pending_deployment_summary {
+        Some(p @ Value::Object(_)) => {
+            Some(lenient::read(KIND, "detail.PendingDeploymentSummary", p)?)
+        }
+        _ => None,
+    };
+    let (pending_config, pending_variants) = match pending {
+        Some(p) => (
+            p.endpoint_config_name.non_empty().map(str::to_owned),
+            variants(
+                p.production_variants,
+                "detail.PendingDeploymentSummary.ProductionVariants",
+            )?,
+        ),
+        None => (None, Vec::new()),
+    };
     Ok(SageMakerEvent {
         kind,
-        id: str_field(event, "id").map(str::to_owned),
-        at: envelope_time(event),
+        id: envelope.id.non_empty().map(str::to_owned),
+        at: envelope.time.as_ref().and_then(instant),
         endpoint,
-        endpoint_arn: str_field(&detail, "EndpointArn").map(str::to_owned),
+        endpoint_arn: detail.endpoint_arn.non_empty().map(str::to_owned),
         endpoint_config,
         status,
-        created_at: detail.get("CreationTime").and_then(epoch_millis),
-        last_modified_at: detail.get("LastModifiedTime").and_then(epoch_millis),
-        variants: variants(&detail, "ProductionVariants")?,
-        pending_config: pending
-            .and_then(|p| str_field(p, "EndpointConfigName"))
-            .map(str::to_owned),
-        pending_variants: match pending {
-            Some(p) => variants(p, "ProductionVariants")?,
-            None => Vec::new(),
-        },
-        tags: tags(detail.get("Tags")),
+        created_at: detail.creation_time.as_ref().and_then(epoch_millis),
+        last_modified_at: detail.last_modified_time.as_ref().and_then(epoch_millis),
+        variants: variants_now,
+        pending_config,
+        pending_variants,
+        tags: tags(detail.tags.as_ref()),
     })
 }
 

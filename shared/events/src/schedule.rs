@@ -8,6 +8,7 @@ use headroom_core::text::cut;
 use headroom_core::ScalableTargetId;
 use serde::Deserialize;
 
+use crate::envelope;
 use crate::EventError;
 
 pub const SCHEDULED_DETAIL_TYPE: &str = "Scheduled Event";
@@ -19,29 +20,26 @@ pub use headroom_core::trigger::tick::Tick;
 /// An explicit peak: the core's domain type, parsed here from headroom's JSON payload.
 pub use headroom_core::peaks::PeakRequest as PeakEvent;
 
-/// Reads the envelope's `time`: ISO 8601 normally, epoch milliseconds in some AWS examples.
-pub fn envelope_time(event: &serde_json::Value) -> Option<DateTime<Utc>> {
-    match event.get("time")? {
-        serde_json::Value::String(s) => DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&Utc))
-            .ok()
-            .or_else(|| {
-                s.parse::<i64>()
-                    .ok()
-                    .and_then(DateTime::from_timestamp_millis)
-            }),
-        serde_json::Value::Number(n) => n.as_i64().and_then(DateTime::from_timestamp_millis),
-        _ => None,
-    }
-}
+/// Reads the envelope's `time` (kept here for callers of `schedule::envelope_time`).
+pub use crate::envelope::envelope_time;
 
+const TICK: &str = "scheduled event";
+
+/// A scheduled rule's event or EventBridge Scheduler's without an input, read with
+/// `aws_lambda_events`' `EventBridgeEvent`. Scheduler's `detail` is the string `"{}"`, not an
+/// object: the envelope's `detail` type accepts any JSON, as no tick reads it.
 pub fn parse_tick(event: &serde_json::Value) -> Result<Tick, EventError> {
+    let envelope = envelope::eventbridge(TICK, event)?;
     Ok(Tick {
-        at: envelope_time(event),
-        id: event.get("id").and_then(|v| v.as_str()).map(str::to_owned),
+        at: envelope.time,
+        id: envelope.id,
     })
 }
 
+/// headroom's explicit peak, EventBridge Scheduler's custom input. Scheduler delivers that input
+/// verbatim, with no envelope, so `aws_lambda_events` has no type for it (its `EventBridgeEvent`
+/// refuses it for want of `detail-type` and `source`; `crate_fit` tests it). headroom owns the
+/// format, so it is strict: an unknown field is refused by name.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PeakPayload {

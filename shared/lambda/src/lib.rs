@@ -8,8 +8,10 @@
 //!   (a deployment pipeline waiting for the answer) gets the error as the invocation's failure.
 
 pub mod edge;
+pub mod payload;
 
 pub use edge::{misrouted, parse, EdgeError};
+pub use payload::{RawEvent, UnreadableEvent};
 
 use headroom_core::ports::PortError;
 use serde::Serialize;

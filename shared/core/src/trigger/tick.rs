@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tick {
-    /// The envelope's `time`, when it parses; handlers fall back to the clock.
+    /// The envelope's `time`; without one, handlers fall back to the clock.
     pub at: Option<DateTime<Utc>>,
     pub id: Option<String>,
 }
