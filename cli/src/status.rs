@@ -81,8 +81,14 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
                     ))?;
             }
             if args.target.is_some() {
-                row["recent_decisions"] =
-                    Value::Array(aws.store.recent_log(&target.id, args.decisions).await?);
+                row["recent_decisions"] = Value::Array(
+                    aws.store
+                        .recent_log(&target.id, args.decisions)
+                        .await?
+                        .into_iter()
+                        .map(|entry| entry.body)
+                        .collect(),
+                );
             }
             rows.push(row);
         }

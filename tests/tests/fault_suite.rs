@@ -534,6 +534,9 @@ impl World {
                 .recent_log(id, 1000)
                 .await
                 .expect("read the decision log from moto")
+                .into_iter()
+                .map(|e| e.body)
+                .collect::<Vec<_>>()
                 .iter()
                 .map(|r| LogKey {
                     trigger: self.normalize(r["trigger"].as_str().unwrap_or_default()),
@@ -1427,7 +1430,10 @@ async fn concurrency_suite(strict: bool) {
         .store
         .recent_log(&world.chat_id, 1000)
         .await
-        .expect("read the decision log from moto");
+        .expect("read the decision log from moto")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     let records: Vec<usize> = (0..PEAKS_AT_ONCE)
         .filter(|i| !dead_peaks.contains(&format!("p{i}")))
         .map(|i| {

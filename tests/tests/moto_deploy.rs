@@ -271,7 +271,10 @@ async fn a_model_change_opens_one_review_tags_the_endpoint_and_gates_the_pipelin
     let log = store
         .recent_log(&id, 10)
         .await
-        .expect("read the decision log");
+        .expect("read the decision log")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert!(
         log.iter().any(|r| r["model"] == json!(review.fingerprint)
             && r["notes"].to_string().contains("model identity changed")),

@@ -363,10 +363,22 @@ async fn the_decision_log_reads_newest_first_and_skips_expired_items() {
             .map(|r| r["trigger"].as_str().unwrap_or("?").to_owned())
             .collect()
     };
-    let all = store.recent_log(&id, 10).await.expect("read log");
+    let all = store
+        .recent_log(&id, 10)
+        .await
+        .expect("read log")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert_eq!(triggers(all.clone()), ["third", "second", "first"]);
     assert_eq!(all[0]["target"], id.to_string());
-    let newest = store.recent_log(&id, 2).await.expect("read log");
+    let newest = store
+        .recent_log(&id, 2)
+        .await
+        .expect("read log")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert_eq!(triggers(newest), ["third", "second"]);
     // The expiry is 30 days after the decision.
     let items = store
@@ -415,6 +427,12 @@ async fn a_pending_record_appended_again_after_a_round_trip_through_the_state_is
         .await
         .expect("append again");
     // THEN the log holds one record
-    let log = store.recent_log(&id, 10).await.expect("read");
+    let log = store
+        .recent_log(&id, 10)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert_eq!(log.len(), 1, "{log:#?}");
 }

@@ -111,7 +111,13 @@ async fn the_tick_learns_the_daily_rhythm_from_cloudwatch_and_raises_min_capacit
         .await
         .expect("describe");
     assert_eq!(observed[0].min, 20);
-    let log = store.recent_log(&id, 5).await.expect("log");
+    let log = store
+        .recent_log(&id, 5)
+        .await
+        .expect("log")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert!(
         log.iter().any(|r| r.to_string().contains("forecast")),
         "the decision log names the forecast: {log:?}"

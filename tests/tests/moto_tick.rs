@@ -115,7 +115,13 @@ max_capacity = 8
     );
 
     // AND the decision log holds exactly one record, explaining the peak and the lead time
-    let log = store.recent_log(&id, 10).await.expect("read the log");
+    let log = store
+        .recent_log(&id, 10)
+        .await
+        .expect("read the log")
+        .into_iter()
+        .map(|e| e.body)
+        .collect::<Vec<_>>();
     assert_eq!(log.len(), 1, "{log:#?}");
     let reasons: Vec<&str> = log[0]["reasons"]
         .as_array()

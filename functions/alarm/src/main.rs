@@ -8,9 +8,8 @@ use headroom_adapters::{
 use headroom_alarm::{AlarmError, Origin};
 use headroom_core::alarms::Home;
 use headroom_core::usecase::Ports;
-use headroom_lambda::{respond, Caller, EdgeError};
+use headroom_lambda::{respond, Caller, EdgeError, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
@@ -23,20 +22,27 @@ async fn main() -> Result<(), Error> {
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
     let ports = Ports::new(&aas, &store).with_capacity(&capacity);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
+    lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
+        // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
+        // `rejected`: no retry could make it readable.
+        let (raw, context) = event.into_parts();
+        let payload = match raw.into_value() {
+            Ok(payload) => payload,
+            Err(e) => return respond::<(), _>(Err(e), &context.request_id, Caller::Asynchronous),
+        };
         // The function's own account and region: alarm events from elsewhere are refused
         // unless the plan names them by ARN.
-        let arn = &event.context.invoked_function_arn;
+        let arn = &context.invoked_function_arn;
         let result = match Home::from_function_arn(arn) {
             Some(home) => {
-                headroom_alarm::handle(ports, &event.payload, Origin::Home(&home), Utc::now()).await
+                headroom_alarm::handle(ports, &payload, Origin::Home(&home), Utc::now()).await
             }
             None => Err(EdgeError::Failed(AlarmError::UnknownHome {
                 arn: arn.clone(),
             })),
         };
         // Both the EventBridge rule and the alarm action invoke asynchronously.
-        respond(result, &event.context.request_id, Caller::Asynchronous)
+        respond(result, &context.request_id, Caller::Asynchronous)
     }))
     .await
 }

@@ -10,9 +10,8 @@ use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, FunctionEnv};
 use headroom_core::usecase::Ports;
-use headroom_lambda::{respond, Caller};
+use headroom_lambda::{respond, Caller, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
@@ -30,16 +29,23 @@ async fn main() -> Result<(), Error> {
         .with_endpoints(&endpoints)
         .with_reviews(&reviews);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
+    lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
+        // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
+        // `rejected`: no retry could make it readable.
+        let (raw, context) = event.into_parts();
+        let payload = match raw.into_value() {
+            Ok(payload) => payload,
+            Err(e) => return respond::<(), _>(Err(e), &context.request_id, Caller::Asynchronous),
+        };
         // A pipeline invokes synchronously and reads the answer; SageMaker events come from
         // EventBridge, asynchronously.
-        let caller = if event.payload.get("kind").is_some() {
+        let caller = if payload.get("kind").is_some() {
             Caller::Direct
         } else {
             Caller::Asynchronous
         };
-        let result = headroom_deploy::handle(ports, &event.payload, Utc::now()).await;
-        respond(result, &event.context.request_id, caller)
+        let result = headroom_deploy::handle(ports, &payload, Utc::now()).await;
+        respond(result, &context.request_id, caller)
     }))
     .await
 }

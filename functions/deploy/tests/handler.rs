@@ -992,7 +992,7 @@ impl headroom_core::ports::StateStore for FailingSaves<'_> {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<Value>, headroom_core::ports::PortError> {
+    ) -> Result<Vec<headroom_core::log::LogEntry>, headroom_core::ports::PortError> {
         self.inner.recent_log(id, limit).await
     }
 }

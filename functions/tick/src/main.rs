@@ -6,9 +6,8 @@ use headroom_adapters::{
     AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
 use headroom_core::usecase::Ports;
-use headroom_lambda::{respond, Caller};
+use headroom_lambda::{respond, Caller, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
@@ -26,9 +25,16 @@ async fn main() -> Result<(), Error> {
         .with_capacity(&capacity)
         .with_demand(&metrics);
 
-    lambda_runtime::run(service_fn(|event: LambdaEvent<Value>| async move {
-        let result = headroom_tick::handle(ports, &event.payload, Utc::now()).await;
-        respond(result, &event.context.request_id, Caller::Asynchronous)
+    lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
+        // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
+        // `rejected`: no retry could make it readable.
+        let (raw, context) = event.into_parts();
+        let payload = match raw.into_value() {
+            Ok(payload) => payload,
+            Err(e) => return respond::<(), _>(Err(e), &context.request_id, Caller::Asynchronous),
+        };
+        let result = headroom_tick::handle(ports, &payload, Utc::now()).await;
+        respond(result, &context.request_id, Caller::Asynchronous)
     }))
     .await
 }

@@ -508,7 +508,7 @@ impl StateStore for DynamoStateStore {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<serde_json::Value>, PortError> {
+    ) -> Result<Vec<LogEntry>, PortError> {
         let operation = || format!("read the decision log of {id} from table {}", self.table);
         let now = Utc::now().timestamp();
         let page = i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000);
@@ -545,7 +545,7 @@ impl StateStore for DynamoStateStore {
                         ),
                     )
                 })?;
-                records.push(value);
+                records.push(log_entry(id, sk, value));
                 if records.len() == limit {
                     break;
                 }
@@ -556,6 +556,29 @@ impl StateStore for DynamoStateStore {
             }
         }
         Ok(records)
+    }
+}
+
+/// A stored record as the log port answers it: its instant is the body's `at`, else the one its
+/// sort key carries (records are keyed `LOG#<at>#<hash>`).
+fn log_entry(id: &ScalableTargetId, sk: &str, body: serde_json::Value) -> LogEntry {
+    let from_key = || {
+        sk.strip_prefix(LOG_PREFIX)
+            .and_then(|rest| rest.split('#').next())
+            .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+            .map(|at| at.with_timezone(&Utc))
+    };
+    let at = body
+        .get("at")
+        .and_then(|a| a.as_str())
+        .and_then(|a| DateTime::parse_from_rfc3339(a).ok())
+        .map(|a| a.with_timezone(&Utc))
+        .or_else(from_key)
+        .unwrap_or(DateTime::UNIX_EPOCH);
+    LogEntry {
+        target: id.clone(),
+        at,
+        body,
     }
 }
 

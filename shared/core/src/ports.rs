@@ -241,5 +241,5 @@ pub trait StateStore: Send + Sync {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> impl Future<Output = Result<Vec<serde_json::Value>, PortError>> + Send;
+    ) -> impl Future<Output = Result<Vec<LogEntry>, PortError>> + Send;
 }

@@ -153,7 +153,7 @@ impl StateStore for Store<'_> {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<serde_json::Value>, PortError> {
+    ) -> Result<Vec<headroom_core::log::LogEntry>, PortError> {
         self.0.store.recent_log(id, limit).await
     }
 }

@@ -221,7 +221,7 @@ impl StateStore for Racing {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<serde_json::Value>, PortError> {
+    ) -> Result<Vec<headroom_core::log::LogEntry>, PortError> {
         self.inner.recent_log(id, limit).await
     }
 }

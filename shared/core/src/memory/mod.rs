@@ -212,14 +212,21 @@ impl StateStore for MemoryStateStore {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<serde_json::Value>, PortError> {
+    ) -> Result<Vec<LogEntry>, PortError> {
         let name = id.to_string();
         Ok(lock(&self.log)
             .iter()
             .rev()
             .filter(|r| r.get("target").and_then(|t| t.as_str()) == Some(name.as_str()))
             .take(limit)
-            .cloned()
+            .map(|body| LogEntry {
+                target: id.clone(),
+                at: body
+                    .get("at")
+                    .and_then(|a| serde_json::from_value(a.clone()).ok())
+                    .unwrap_or(chrono::DateTime::UNIX_EPOCH),
+                body: body.clone(),
+            })
             .collect())
     }
 }

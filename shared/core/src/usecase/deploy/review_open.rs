@@ -65,7 +65,7 @@ where
             }
         };
         let decisions = match self.state.recent_log(id, 200).await {
-            Ok(d) => d,
+            Ok(d) => d.into_iter().map(|entry| entry.body).collect(),
             Err(e) if e.is_retryable() => return Err(port(id, "read the decision log")(e)),
             Err(e) => {
                 gaps.push(format!("decision log unavailable: {e}"));
