@@ -34,18 +34,43 @@ pub struct EndpointVariantView {
 }
 
 /// DescribeEndpointConfig: which model each variant serves, on what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EndpointConfigView {
     pub name: String,
     pub variants: Vec<ConfigVariantView>,
+    /// The config has an `AsyncInferenceConfig`: an asynchronous endpoint (requests queue).
+    #[serde(default)]
+    pub async_inference: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigVariantView {
     pub name: String,
     /// Absent for variants that host inference components (the components name their models).
     pub model_name: Option<String>,
     pub instance_type: Option<String>,
+    /// The variant has a `ServerlessConfig` (no instances to count).
+    #[serde(default)]
+    pub serverless: bool,
+    /// `ManagedInstanceScaling`: how SageMaker itself adds and releases the instances of an
+    /// endpoint that hosts inference components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_instance_scaling: Option<ManagedInstanceScalingView>,
+}
+
+/// A variant's `ManagedInstanceScaling` (DescribeEndpointConfig).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedInstanceScalingView {
+    /// `Status = ENABLED`.
+    pub enabled: bool,
+    pub min_instances: Option<u32>,
+    pub max_instances: Option<u32>,
+    /// `ScaleInPolicy.Strategy`: `IDLE_RELEASE` or `CONSOLIDATION`; absent when no policy is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_in_strategy: Option<String>,
+    /// `ScaleInPolicy.CooldownInMinutes` as configured (SageMaker's default is 20 when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_in_cooldown_minutes: Option<u32>,
 }
 
 /// DescribeModel: what the model's containers run.

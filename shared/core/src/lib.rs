@@ -19,6 +19,7 @@ pub mod identity;
 pub mod ids;
 pub mod lead_samples;
 pub mod lead_time;
+pub mod lint;
 pub mod log;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;

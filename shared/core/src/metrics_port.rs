@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
-use crate::ports::PortError;
+use crate::ports::{ErrorClass, PortError};
+use serde::{Deserialize, Serialize};
 
 /// A CloudWatch metric in headroom's terms: namespace, name, statistic and dimensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +53,103 @@ pub fn targets_per_call(from: DateTime<Utc>, to: DateTime<Utc>, period: Span) ->
     (DATAPOINTS_PER_CALL / points).clamp(1, QUERIES_PER_CALL)
 }
 
+/// What one target's workload measured over a window. `None` where CloudWatch had no datapoint
+/// (no traffic, the metric is not published, or the window is too young).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// `ModelLatency` Average, in seconds (CloudWatch has it in microseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_latency_mean_s: Option<f64>,
+    /// The highest `ConcurrentRequestsPerModel` (variant) or `ConcurrentRequestsPerCopy`
+    /// (component) datapoint: concurrent requests per instance or copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_max: Option<f64>,
+    /// `InvocationsPerInstance` (variant) or `InvocationsPerCopy` (component) Sum over the
+    /// window, per minute: what the target-tracking metric averaged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocations_per_instance_per_min: Option<f64>,
+}
+
+impl Workload {
+    pub fn empty(from: DateTime<Utc>, to: DateTime<Utc>) -> Self {
+        Self {
+            from,
+            to,
+            ..Self::default()
+        }
+    }
+
+    /// "2026-03-14T08:00Z..2026-03-14T09:00Z", for evidence.
+    pub fn window(&self) -> String {
+        format!(
+            "{}..{}",
+            self.from.format("%Y-%m-%dT%H:%MZ"),
+            self.to.format("%Y-%m-%dT%H:%MZ")
+        )
+    }
+}
+
+/// A CloudWatch alarm and the metric it watches (DescribeAlarms). Metric-math alarms have no
+/// single metric: `metric` is then `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlarmView {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+}
+
+/// Three queries per target (latency, concurrency, invocations per instance): 100 targets make
+/// 300 queries, within GetMetricData's 500.
+pub const WORKLOAD_TARGETS_PER_CALL: usize = 100;
+/// DescribeAlarms takes at most 100 alarm names per call (CloudWatch API reference,
+/// DescribeAlarms `AlarmNames`, "Maximum number of 100 items").
+pub const ALARM_NAMES_PER_CALL: usize = 100;
+
+fn unwired(operation: &str) -> PortError {
+    PortError::new(
+        operation,
+        ErrorClass::Permanent,
+        "no CloudWatch port is wired here",
+    )
+}
+
+/// The workload metrics of a target: (name, statistic, dimensions) for latency, concurrency and
+/// invocations per instance. SageMaker publishes the component's under `InferenceComponentName`
+/// and the variant's under `EndpointName` + `VariantName` (SageMaker developer guide, "Amazon
+/// SageMaker AI metrics in Amazon CloudWatch"; the concurrency names as in aws-facts.md).
+pub fn workload_metrics(id: &ScalableTargetId) -> [MetricRef; 3] {
+    let (dimensions, concurrency, per_instance) = match id {
+        ScalableTargetId::Variant { endpoint, variant } => (
+            vec![
+                ("EndpointName", endpoint.as_str().to_owned()),
+                ("VariantName", variant.as_str().to_owned()),
+            ],
+            "ConcurrentRequestsPerModel",
+            "InvocationsPerInstance",
+        ),
+        ScalableTargetId::InferenceComponent(name) => (
+            vec![("InferenceComponentName", name.as_str().to_owned())],
+            "ConcurrentRequestsPerCopy",
+            "InvocationsPerCopy",
+        ),
+    };
+    let metric = |name, statistic| MetricRef {
+        namespace: "AWS/SageMaker",
+        name,
+        statistic,
+        dimensions: dimensions.clone(),
+    };
+    [
+        metric("ModelLatency", "Average"),
+        metric(concurrency, "Maximum"),
+        metric(per_instance, "Sum"),
+    ]
+}
+
 /// CloudWatch metrics, as the forecast reads them.
 pub trait DemandHistory: Send + Sync {
     /// Each target's demand in `[from, to)` at `period`, as requests per minute per period
@@ -63,6 +161,29 @@ pub trait DemandHistory: Send + Sync {
         to: DateTime<Utc>,
         period: Span,
     ) -> impl Future<Output = Result<Vec<DemandSeries>, PortError>> + Send;
+
+    /// What each target's workload measured in `[from, to)` (ModelLatency, concurrency,
+    /// invocations per instance), in the order of `targets`: one GetMetricData call for up to
+    /// [`WORKLOAD_TARGETS_PER_CALL`] targets, one datapoint per query (the whole window).
+    fn workload(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<Workload>, PortError>> + Send {
+        let _ = (targets, from, to);
+        async { Err(unwired("read the workload metrics")) }
+    }
+
+    /// The metric each named CloudWatch alarm watches (DescribeAlarms); alarms that do not exist
+    /// are left out.
+    fn alarms(
+        &self,
+        names: &[String],
+    ) -> impl Future<Output = Result<Vec<AlarmView>, PortError>> + Send {
+        let _ = names;
+        async { Err(unwired("describe the alarms")) }
+    }
 
     /// Whether there is a metrics source behind the port at all (`()` is none: the tick then
     /// leaves due forecasts for a function that reads CloudWatch, rather than recording "no

@@ -42,7 +42,7 @@ impl ReviewStatus {
 }
 
 /// A scaling policy as attached when the model changed (DescribeScalingPolicies).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScalingPolicySummary {
     pub name: String,
     /// `TargetTrackingScaling` or `StepScaling` (or what AAS adds later).
@@ -63,9 +63,23 @@ pub struct ScalingPolicySummary {
     pub cooldown_s: Option<i32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<String>,
+    /// Step scaling: the steps as numbers, for the lint's rules (`steps` is their text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_adjustments: Vec<StepAdjustment>,
     /// The CloudWatch alarms AAS attached to the policy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alarms: Vec<String>,
+}
+
+/// One step of a step-scaling policy: `[lower, upper)` relative to the alarm threshold, and the
+/// change in capacity (in the policy's adjustment type).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepAdjustment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper: Option<f64>,
+    pub adjustment: i32,
 }
 
 /// The bounds the plan sets and AAS reported when the change was seen.

@@ -9,14 +9,18 @@ use chrono::{DateTime, Utc};
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
-use crate::metrics_port::{window, DemandHistory};
+use crate::metrics_port::{window, AlarmView, DemandHistory, Workload};
 use crate::ports::PortError;
 
 /// In-memory demand for tests and `headroom explain`; counts its calls.
 #[derive(Debug, Default)]
 pub struct MemoryDemand {
     series: Mutex<BTreeMap<ScalableTargetId, DemandSeries>>,
+    /// Workload measurements per target, each answered for the windows it overlaps.
+    workloads: Mutex<BTreeMap<ScalableTargetId, Vec<Workload>>>,
+    alarms: Mutex<BTreeMap<String, AlarmView>>,
     pub calls: AtomicUsize,
+    pub workload_calls: AtomicUsize,
 }
 
 impl MemoryDemand {
@@ -27,6 +31,22 @@ impl MemoryDemand {
             .insert(id, series);
         self
     }
+
+    /// A measurement of `id` over `w.from..w.to`: a later call whose window lies within it
+    /// answers it (so a test states what each window measured).
+    pub fn with_workload(self, id: ScalableTargetId, w: Workload) -> Self {
+        lock(&self.workloads).entry(id).or_default().push(w);
+        self
+    }
+
+    pub fn with_alarm(self, alarm: AlarmView) -> Self {
+        lock(&self.alarms).insert(alarm.name.clone(), alarm);
+        self
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl DemandHistory for MemoryDemand {
@@ -49,5 +69,33 @@ impl DemandHistory for MemoryDemand {
                 None => DemandSeries::empty(from, period.as_secs()),
             })
             .collect())
+    }
+
+    async fn workload(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Workload>, PortError> {
+        self.workload_calls.fetch_add(1, Ordering::Relaxed);
+        let all = lock(&self.workloads);
+        Ok(targets
+            .iter()
+            .map(|id| {
+                all.get(id)
+                    .and_then(|ws| ws.iter().find(|w| w.from <= from && to <= w.to))
+                    .map(|w| Workload {
+                        from,
+                        to,
+                        ..w.clone()
+                    })
+                    .unwrap_or_else(|| Workload::empty(from, to))
+            })
+            .collect())
+    }
+
+    async fn alarms(&self, names: &[String]) -> Result<Vec<AlarmView>, PortError> {
+        let all = lock(&self.alarms);
+        Ok(names.iter().filter_map(|n| all.get(n).cloned()).collect())
     }
 }

@@ -41,6 +41,8 @@ pub struct TargetFile {
     pub wake: Option<WakeFile>,
     pub review: Option<ReviewFile>,
     pub forecast: Option<crate::plan::forecast::ForecastFile>,
+    /// What `headroom lint` needs to derive a target value (`[target.lint]`).
+    pub lint: Option<crate::plan::lint::LintFile>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

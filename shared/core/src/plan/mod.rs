@@ -2,11 +2,13 @@
 
 pub mod file;
 pub mod forecast;
+pub mod lint;
 mod model;
 mod validate;
 
 pub use file::PlanFile;
 pub use forecast::{ForecastMode, ForecastPolicy};
+pub use lint::LintPolicy;
 pub use model::*;
 pub use validate::{
     parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_LEAD_TIME, DEFAULT_RAMP,

@@ -41,6 +41,8 @@ pub struct TargetPlan {
     pub review: ReviewPolicy,
     /// Pre-scaling from the endpoint's own demand history (`[target.forecast]`).
     pub forecast: Option<crate::plan::forecast::ForecastPolicy>,
+    /// What `headroom lint` needs that AWS does not say (`[target.lint]`).
+    pub lint: crate::plan::lint::LintPolicy,
 }
 
 #[derive(Debug, Clone)]

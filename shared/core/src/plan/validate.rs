@@ -368,6 +368,10 @@ impl Validator {
             )
         });
 
+        let lint = crate::plan::lint::check_lint(at, t.lint.as_ref(), &mut |field, problem| {
+            self.fail(field, problem)
+        });
+
         Some(TargetPlan {
             id: id?,
             min_capacity: t.min_capacity,
@@ -380,6 +384,7 @@ impl Validator {
             wake,
             review,
             forecast,
+            lint,
         })
     }
 

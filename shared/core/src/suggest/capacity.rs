@@ -63,6 +63,7 @@ mod tests {
             disable_scale_in: None,
             cooldown_s: None,
             steps: Vec::new(),
+            step_adjustments: Vec::new(),
             alarms: Vec::new(),
         }
     }
