@@ -11,11 +11,13 @@
 //! | SageMaker state change | [`deploy::on_sagemaker`] | headroom-deploy |
 //! | pipeline hook | [`deploy::on_pipeline`] | headroom-deploy |
 //! | `headroom reviews list/ack` | [`reviews`] | the CLI |
+//! | `headroom lint` | [`lint::run`] | the CLI |
 //!
 //! The routing (which function takes which trigger) is `crate::trigger::Trigger::function`.
 
 pub mod alarm;
 pub mod deploy;
+pub mod lint;
 pub mod peak;
 mod ports;
 pub mod reviews;
