@@ -12,7 +12,7 @@ use aws_sdk_applicationautoscaling::Client;
 use headroom_core::deploy_ports::{ActivityStatus, ScalingActivity, ScalingHistory};
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::PortError;
-use headroom_core::review::ScalingPolicySummary;
+use headroom_core::review::{ScalingPolicySummary, StepAdjustment};
 
 use crate::error::{permanent, port_error};
 use crate::sagemaker_models::to_chrono;
@@ -65,6 +65,18 @@ fn summary(p: &ScalingPolicy) -> ScalingPolicySummary {
                             c.adjustment_type()
                                 .map_or("ChangeInCapacity", |t| t.as_str())
                         )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        step_adjustments: step
+            .map(|c| {
+                c.step_adjustments()
+                    .iter()
+                    .map(|s| StepAdjustment {
+                        lower: s.metric_interval_lower_bound(),
+                        upper: s.metric_interval_upper_bound(),
+                        adjustment: s.scaling_adjustment(),
                     })
                     .collect()
             })
@@ -443,5 +455,13 @@ mod tests {
         assert_eq!(list[0].alarms, ["TargetTracking-AlarmHigh"]);
         assert_eq!(list[1].cooldown_s, Some(120));
         assert_eq!(list[1].steps, ["[0, inf) -> +1 (ChangeInCapacity)"]);
+        assert_eq!(
+            list[1].step_adjustments,
+            [headroom_core::review::StepAdjustment {
+                lower: Some(0.0),
+                upper: None,
+                adjustment: 1
+            }]
+        );
     }
 }

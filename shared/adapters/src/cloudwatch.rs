@@ -9,7 +9,9 @@ use aws_sdk_cloudwatch::types::{Dimension, Metric, MetricDataQuery, MetricStat, 
 use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
-use headroom_core::metrics_port::{demand_metric, DemandHistory};
+use headroom_core::metrics_port::{
+    demand_metric, workload_metrics, AlarmView, DemandHistory, MetricRef, Workload,
+};
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
 
@@ -21,7 +23,8 @@ pub struct CloudWatchDemand {
 
 impl CloudWatchDemand {
     /// The AWS operations this adapter's methods call, as IAM names them.
-    pub const OPERATIONS: &'static [&'static str] = &["cloudwatch:GetMetricData"];
+    pub const OPERATIONS: &'static [&'static str] =
+        &["cloudwatch:GetMetricData", "cloudwatch:DescribeAlarms"];
 
     pub fn new(client: Client) -> Self {
         Self { client }
@@ -32,7 +35,146 @@ fn aws_time(t: DateTime<Utc>) -> AwsDateTime {
     AwsDateTime::from_secs(t.timestamp())
 }
 
+/// Pages of GetMetricData or DescribeAlarms read at most for one call of a port method: the
+/// workload queries answer one datapoint each and 100 alarm names fit one page, so more pages
+/// mean CloudWatch keeps paging.
+const MAX_PAGES: usize = 10;
+
+fn query(id: String, m: &MetricRef, period_secs: i64) -> MetricDataQuery {
+    let metric = Metric::builder()
+        .namespace(m.namespace)
+        .metric_name(m.name)
+        .set_dimensions(Some(
+            m.dimensions
+                .iter()
+                .map(|(k, v)| Dimension::builder().name(*k).value(v).build())
+                .collect(),
+        ))
+        .build();
+    MetricDataQuery::builder()
+        .id(id)
+        .metric_stat(
+            MetricStat::builder()
+                .metric(metric)
+                .period(period_secs as i32)
+                .stat(m.statistic)
+                .build(),
+        )
+        .return_data(true)
+        .build()
+}
+
+/// One of the three workload statistics of a target, as the datapoints CloudWatch returned for
+/// the window (one, or two when the window straddles a period boundary).
+fn combine(statistic: &str, values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    Some(match statistic {
+        "Maximum" => values.iter().copied().fold(f64::MIN, f64::max),
+        "Sum" => values.iter().sum(),
+        // Average of averages: exact for one datapoint, close enough for two.
+        _ => values.iter().sum::<f64>() / values.len() as f64,
+    })
+}
+
 impl DemandHistory for CloudWatchDemand {
+    async fn workload(
+        &self,
+        targets: &[ScalableTargetId],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Workload>, PortError> {
+        // One period covering the window (a multiple of 60 s, as GetMetricData requires).
+        let period = ((to - from).num_seconds().max(60) + 59) / 60 * 60;
+        let metrics: Vec<[MetricRef; 3]> = targets.iter().map(workload_metrics).collect();
+        let queries: Vec<MetricDataQuery> = metrics
+            .iter()
+            .enumerate()
+            .flat_map(|(i, ms)| {
+                ms.iter()
+                    .enumerate()
+                    .map(move |(k, m)| query(format!("w{i}_{k}"), m, period))
+            })
+            .collect();
+        let mut values: Vec<[Vec<f64>; 3]> = vec![Default::default(); targets.len()];
+        let mut next_token: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let out = self
+                .client
+                .get_metric_data()
+                .set_metric_data_queries(Some(queries.clone()))
+                .start_time(aws_time(from))
+                .end_time(aws_time(to))
+                .set_next_token(next_token.take())
+                .send()
+                .await
+                .map_err(|e| {
+                    port_error(
+                        format!("read the workload metrics of {} target(s)", targets.len()),
+                        e,
+                    )
+                })?;
+            for r in out.metric_data_results() {
+                let Some((i, k)) = r.id().and_then(|id| {
+                    let (i, k) = id.strip_prefix('w')?.split_once('_')?;
+                    Some((i.parse::<usize>().ok()?, k.parse::<usize>().ok()?))
+                }) else {
+                    continue;
+                };
+                if let Some(slot) = values.get_mut(i).and_then(|v| v.get_mut(k)) {
+                    slot.extend(r.values());
+                }
+            }
+            match out.next_token() {
+                Some(token) if !token.is_empty() => next_token = Some(token.to_owned()),
+                _ => break,
+            }
+        }
+        let minutes = (to - from).num_seconds() as f64 / 60.0;
+        Ok(values
+            .iter()
+            .zip(&metrics)
+            .map(|(v, ms)| Workload {
+                from,
+                to,
+                // ModelLatency is published in microseconds.
+                model_latency_mean_s: combine(ms[0].statistic, &v[0]).map(|us| us / 1.0e6),
+                concurrency_max: combine(ms[1].statistic, &v[1]),
+                invocations_per_instance_per_min: combine(ms[2].statistic, &v[2])
+                    .map(|sum| sum / minutes.max(1.0)),
+            })
+            .collect())
+    }
+
+    async fn alarms(&self, names: &[String]) -> Result<Vec<AlarmView>, PortError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut next_token: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self
+                .client
+                .describe_alarms()
+                .set_alarm_names(Some(names.to_vec()))
+                .set_next_token(next_token.take())
+                .send()
+                .await
+                .map_err(|e| port_error(format!("describe {} alarm(s)", names.len()), e))?;
+            out.extend(page.metric_alarms().iter().map(|a| AlarmView {
+                name: a.alarm_name().unwrap_or_default().to_owned(),
+                namespace: a.namespace().map(str::to_owned),
+                metric: a.metric_name().map(str::to_owned),
+            }));
+            match page.next_token() {
+                Some(token) if !token.is_empty() => next_token = Some(token.to_owned()),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
     async fn demand(
         &self,
         targets: &[ScalableTargetId],
@@ -44,30 +186,7 @@ impl DemandHistory for CloudWatchDemand {
         let queries: Vec<MetricDataQuery> = targets
             .iter()
             .enumerate()
-            .map(|(i, id)| {
-                let m = demand_metric(id);
-                let metric = Metric::builder()
-                    .namespace(m.namespace)
-                    .metric_name(m.name)
-                    .set_dimensions(Some(
-                        m.dimensions
-                            .iter()
-                            .map(|(k, v)| Dimension::builder().name(*k).value(v).build())
-                            .collect(),
-                    ))
-                    .build();
-                MetricDataQuery::builder()
-                    .id(format!("t{i}"))
-                    .metric_stat(
-                        MetricStat::builder()
-                            .metric(metric)
-                            .period(secs as i32)
-                            .stat(m.statistic)
-                            .build(),
-                    )
-                    .return_data(true)
-                    .build()
-            })
+            .map(|(i, id)| query(format!("t{i}"), &demand_metric(id), secs))
             .collect();
         let slots = ((to - from).num_seconds() / secs).max(0) as usize;
         let mut values: Vec<Vec<f32>> = vec![vec![f32::NAN; slots]; targets.len()];
@@ -203,5 +322,88 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.class, ErrorClass::Retryable, "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_workload_is_one_call_in_domain_units() {
+        // GIVEN CloudWatch's answer for one target's three queries over a day: ModelLatency in
+        // microseconds, the highest concurrency, and the day's InvocationsPerInstance Sum
+        let answer = mock!(Client::get_metric_data)
+            .match_requests(|r| {
+                r.metric_data_queries().len() == 3
+                    && r.metric_data_queries()
+                        .iter()
+                        .all(|q| q.metric_stat().and_then(|m| m.period()) == Some(86_400))
+            })
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result("w0_0", &[("2026-03-13T09:00:00Z", 2_300_000.0)]))
+                    .metric_data_results(result("w0_1", &[("2026-03-13T09:00:00Z", 3.0)]))
+                    .metric_data_results(result("w0_2", &[("2026-03-13T09:00:00Z", 57_600.0)]))
+                    .build()
+            });
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        let ids = [ScalableTargetId::variant("chat", "AllTraffic").unwrap()];
+        // WHEN the day is read
+        let w = CloudWatchDemand::new(client)
+            .workload(&ids, t("2026-03-13T09:00:00Z"), t("2026-03-14T09:00:00Z"))
+            .await
+            .unwrap();
+        // THEN seconds, a count, and invocations per minute (57,600 / 1,440 minutes)
+        assert_eq!(answer.num_calls(), 1);
+        assert_eq!(w[0].model_latency_mean_s, Some(2.3));
+        assert_eq!(w[0].concurrency_max, Some(3.0));
+        assert_eq!(w[0].invocations_per_instance_per_min, Some(40.0));
+    }
+
+    #[tokio::test]
+    async fn a_target_without_datapoints_measures_nothing() {
+        let answer =
+            mock!(Client::get_metric_data).then_output(|| GetMetricDataOutput::builder().build());
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        let ids = [ScalableTargetId::component("chat-ic").unwrap()];
+        let w = CloudWatchDemand::new(client)
+            .workload(&ids, t("2026-03-13T09:00:00Z"), t("2026-03-14T09:00:00Z"))
+            .await
+            .unwrap();
+        assert_eq!(w[0].model_latency_mean_s, None);
+        assert_eq!(w[0].invocations_per_instance_per_min, None);
+    }
+
+    #[tokio::test]
+    async fn alarms_name_their_metric_and_access_denied_is_permanent() {
+        use aws_sdk_cloudwatch::operation::describe_alarms::DescribeAlarmsOutput;
+        use aws_sdk_cloudwatch::types::MetricAlarm;
+        let answer = mock!(Client::describe_alarms).then_output(|| {
+            DescribeAlarmsOutput::builder()
+                .metric_alarms(
+                    MetricAlarm::builder()
+                        .alarm_name("chat-ic-wake")
+                        .namespace("AWS/SageMaker")
+                        .metric_name("NoCapacityInvocationFailures")
+                        .build(),
+                )
+                .build()
+        });
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        let a = CloudWatchDemand::new(client)
+            .alarms(&["chat-ic-wake".to_owned()])
+            .await
+            .unwrap();
+        assert_eq!(a[0].metric.as_deref(), Some("NoCapacityInvocationFailures"));
+
+        let denied = mock!(Client::describe_alarms).then_http_response(|| {
+            crate::test_support::json_error(
+                400,
+                "AccessDenied",
+                "not authorized to perform cloudwatch:DescribeAlarms",
+            )
+        });
+        let client = cloudwatch_client_with(&[&denied], RuleMode::MatchAny, 1);
+        let err = CloudWatchDemand::new(client)
+            .alarms(&["x".to_owned()])
+            .await
+            .unwrap_err();
+        assert_eq!(err.class, ErrorClass::Permanent, "{err}");
     }
 }

@@ -128,12 +128,14 @@ mod aas_errors {
 
 mod cloudwatch_errors {
     use super::Transient;
+    use aws_sdk_cloudwatch::operation::describe_alarms::DescribeAlarmsError;
     use aws_sdk_cloudwatch::operation::get_metric_data::GetMetricDataError;
 
-    // GetMetricData models only InvalidNextToken (permanent); throttling and server faults are
-    // recognised by code and HTTP status in `class_of`.
+    // GetMetricData and DescribeAlarms model only InvalidNextToken (permanent); throttling and
+    // server faults are recognised by code and HTTP status in `class_of`.
     transient! {
         GetMetricDataError = "cloudwatch:GetMetricData" => [];
+        DescribeAlarmsError = "cloudwatch:DescribeAlarms" => [];
     }
 }
 

@@ -10,7 +10,7 @@ use aws_sdk_sagemaker::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{
     ComponentView, ConfigVariantView, EndpointConfigView, EndpointVariantView, EndpointView,
-    Endpoints, ModelView,
+    Endpoints, ManagedInstanceScalingView, ModelView,
 };
 use headroom_core::identity::ContainerIdentity;
 use headroom_core::ids::{ComponentName, EndpointName};
@@ -59,6 +59,22 @@ impl SageMakerModels {
 
     pub fn new(client: Client) -> Self {
         Self { client }
+    }
+}
+
+/// A variant's ManagedInstanceScaling in headroom's terms.
+fn managed_instance_scaling(
+    m: &aws_sdk_sagemaker::types::ProductionVariantManagedInstanceScaling,
+) -> ManagedInstanceScalingView {
+    let policy = m.scale_in_policy();
+    ManagedInstanceScalingView {
+        enabled: m.status().is_some_and(|s| s.as_str() == "ENABLED"),
+        min_instances: count(m.min_instance_count()),
+        max_instances: count(m.max_instance_count()),
+        scale_in_strategy: policy
+            .and_then(|p| p.strategy())
+            .map(|s| s.as_str().to_owned()),
+        scale_in_cooldown_minutes: policy.and_then(|p| count(p.cooldown_in_minutes())),
     }
 }
 
@@ -126,9 +142,14 @@ impl Endpoints for SageMakerModels {
                         name: v.variant_name()?.to_owned(),
                         model_name: v.model_name().map(str::to_owned),
                         instance_type: v.instance_type().map(|t| t.as_str().to_owned()),
+                        serverless: v.serverless_config().is_some(),
+                        managed_instance_scaling: v
+                            .managed_instance_scaling()
+                            .map(managed_instance_scaling),
                     })
                 })
                 .collect(),
+            async_inference: out.async_inference_config().is_some(),
         }))
     }
 
