@@ -23,6 +23,8 @@ pub enum Exit {
     NotFound = 4,
     /// Invalid input: a plan, event, trace or world file that does not parse or validate.
     Invalid = 5,
+    /// `headroom lint` found a finding of severity `error` (the report was printed).
+    Findings = 6,
 }
 
 /// An error the CLI itself raises, with its exit class.

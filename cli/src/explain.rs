@@ -284,8 +284,10 @@ impl World {
                         name: v.to_string(),
                         model_name: Some(format!("{endpoint}-{v}-model")),
                         instance_type: None,
+                        ..Default::default()
                     })
                     .collect(),
+                ..Default::default()
             });
             for v in names {
                 endpoints.put_model(ModelView {

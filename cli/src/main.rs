@@ -7,6 +7,7 @@ mod exit;
 mod completions;
 mod events_cmd;
 mod explain;
+mod lint;
 mod pause;
 mod plan_cmd;
 mod reviews;
@@ -40,6 +41,8 @@ enum Command {
     Status(status::StatusArgs),
     /// Print what headroom would do for an event, changing nothing.
     Explain(explain::ExplainArgs),
+    /// Judge each managed target's scaling policies against its endpoint and its measurements.
+    Lint(lint::LintArgs),
     /// List and acknowledge scaling-policy reviews.
     #[command(subcommand)]
     Reviews(reviews::ReviewsCommand),
@@ -61,6 +64,7 @@ async fn main() -> std::process::ExitCode {
         Command::Resume(args) => pause::resume(args).await,
         Command::Status(args) => status::run(args).await,
         Command::Explain(args) => explain::run(args).await,
+        Command::Lint(args) => lint::run(args).await,
         Command::Reviews(cmd) => reviews::run(cmd).await,
         Command::Simulate(args) => simulate::run(args),
         Command::Events(cmd) => events_cmd::run(cmd),

@@ -90,7 +90,9 @@ impl World {
                     name: "AllTraffic".into(),
                     model_name: Some(format!("chat-llama-{v}")),
                     instance_type: Some("ml.g4dn.xlarge".into()),
+                    ..Default::default()
                 }],
+                ..Default::default()
             });
             endpoints.put_model(ModelView {
                 name: format!("chat-llama-{v}"),
@@ -118,6 +120,7 @@ impl World {
                 cooldown_s: None,
                 steps: vec![],
                 alarms: vec![],
+                ..Default::default()
             }],
         );
         Self {
@@ -806,7 +809,9 @@ max_capacity = 4
             name: "AllTraffic".into(),
             model_name: None,
             instance_type: Some("ml.g5.2xlarge".into()),
+            ..Default::default()
         }],
+        ..Default::default()
     });
     let ic = ComponentName::parse("ic-llama").expect("valid");
     let put = |artifact: &str| {
