@@ -5,7 +5,7 @@
 use chrono::{SecondsFormat, Utc};
 use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::sagemaker_models::SageMakerModels;
-use headroom_adapters::CloudWatchDemand;
+use headroom_adapters::{CloudWatchDemand, CloudWatchLint};
 use headroom_core::lint::Severity;
 use headroom_core::usecase::lint::{run as lint, LintError, LintReport};
 use headroom_core::usecase::Ports;
@@ -41,7 +41,10 @@ pub async fn run(args: LintArgs) -> anyhow::Result<()> {
     let aws = Aws::connect(&args.table).await?;
     let history = AasHistory::new(aws.clients.aas.clone());
     let endpoints = SageMakerModels::new(aws.clients.sagemaker.clone());
-    let demand = CloudWatchDemand::new(aws.clients.cloudwatch.clone());
+    let demand = CloudWatchLint::new(
+        CloudWatchDemand::new(aws.clients.cloudwatch.clone()),
+        aws.clients.cloudwatch.clone(),
+    );
     let ports = Ports::new(&aws.aas, &aws.store)
         .with_history(&history)
         .with_endpoints(&endpoints)

@@ -131,9 +131,28 @@ fn short(i: &headroom_core::identity::ModelIdentity) -> String {
         .unwrap_or_else(|| i.fingerprint())
 }
 
+/// The lint's findings by severity ("1 error, 2 warn"), "-" for a review stored before the lint.
+fn lint_summary(r: &Review) -> String {
+    use headroom_core::lint::Severity;
+    let Some(lint) = &r.lint else {
+        return "-".into();
+    };
+    let n = |s: Severity| lint.findings.iter().filter(|f| f.severity == s).count();
+    let parts: Vec<String> = [Severity::Error, Severity::Warn, Severity::Info]
+        .into_iter()
+        .filter(|s| n(*s) > 0)
+        .map(|s| format!("{} {}", n(s), s.as_str()))
+        .collect();
+    if parts.is_empty() {
+        "no findings".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 /// A plain-text table, one review a line.
 pub fn table(reviews: &[Review]) -> String {
-    let rows: Vec<[String; 7]> = reviews
+    let rows: Vec<[String; 8]> = reviews
         .iter()
         .map(|r| {
             let warmup = match (r.warmup.p90_s, r.warmup.samples) {
@@ -154,6 +173,7 @@ pub fn table(reviews: &[Review]) -> String {
                 ),
                 r.policies.len().to_string(),
                 warmup,
+                lint_summary(r),
             ]
         })
         .collect();
@@ -165,6 +185,7 @@ pub fn table(reviews: &[Review]) -> String {
         "CHANGE",
         "POLICIES",
         "WARM-UP (OLD MODEL)",
+        "LINT",
     ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &rows {
@@ -254,6 +275,17 @@ mod tests {
             decisions: vec![],
             samples: &samples,
             gaps: vec![],
+            lint: Some(headroom_core::review::ReviewLint {
+                findings: vec![headroom_core::lint::Finding {
+                    rule: "target-value".into(),
+                    severity: headroom_core::lint::Severity::Error,
+                    target: "endpoint/chat-prod/variant/AllTraffic".into(),
+                    subject: None,
+                    evidence: "e".into(),
+                    change: "TargetValue 70 -> 33".into(),
+                }],
+                ..Default::default()
+            }),
         });
         let text = table(std::slice::from_ref(&review));
         eprintln!("{text}");
@@ -271,5 +303,6 @@ mod tests {
             "{}",
             lines[1]
         );
+        assert!(lines[1].ends_with("1 error"), "{}", lines[1]);
     }
 }

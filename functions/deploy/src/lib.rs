@@ -6,6 +6,7 @@ pub mod operations;
 
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use headroom_core::metrics_port::DemandHistory;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::trigger::{Function, Trigger};
 use headroom_core::usecase::deploy::{on_pipeline, on_sagemaker};
@@ -28,6 +29,7 @@ where
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     let result = match parse(event)? {
         Trigger::SageMaker(ev) => on_sagemaker(ports, &ev, now).await,

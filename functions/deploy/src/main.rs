@@ -8,7 +8,9 @@ use chrono::Utc;
 use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
-use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, FunctionEnv};
+use headroom_adapters::{
+    AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv,
+};
 use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
@@ -24,10 +26,14 @@ async fn main() -> Result<(), Error> {
     let reviews = DynamoReviews::new(clients.dynamo.clone(), env.table.clone());
     let aas = AasScalingTargets::new(clients.aas.clone());
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
+    // A review's lint reads the old and new model's measurements (not the alarms: this role
+    // may describe only TargetTracking* alarms, infra/template.yaml).
+    let metrics = CloudWatchDemand::new(clients.cloudwatch.clone());
     let ports = Ports::new(&aas, &store)
         .with_history(&history)
         .with_endpoints(&endpoints)
-        .with_reviews(&reviews);
+        .with_reviews(&reviews)
+        .with_demand(&metrics);
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
         // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered

@@ -8,7 +8,7 @@
 use headroom_adapters::aas_history::AasHistory;
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
-use headroom_adapters::{adapter, AasScalingTargets, DynamoStateStore};
+use headroom_adapters::{adapter, AasScalingTargets, CloudWatchDemand, DynamoStateStore};
 
 /// Every adapter this function builds.
 pub const ADAPTERS: &[(&str, &[&str])] = &[
@@ -17,4 +17,5 @@ pub const ADAPTERS: &[(&str, &[&str])] = &[
     adapter!(DynamoReviews),
     adapter!(DynamoStateStore),
     adapter!(SageMakerModels),
+    adapter!(CloudWatchDemand),
 ];

@@ -10,7 +10,7 @@ use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
 use headroom_core::metrics_port::{
-    demand_metric, workload_metrics, AlarmView, DemandHistory, MetricRef, Workload,
+    demand_metric, workload_metrics, DemandHistory, MetricRef, Workload,
 };
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
@@ -23,8 +23,7 @@ pub struct CloudWatchDemand {
 
 impl CloudWatchDemand {
     /// The AWS operations this adapter's methods call, as IAM names them.
-    pub const OPERATIONS: &'static [&'static str] =
-        &["cloudwatch:GetMetricData", "cloudwatch:DescribeAlarms"];
+    pub const OPERATIONS: &'static [&'static str] = &["cloudwatch:GetMetricData"];
 
     pub fn new(client: Client) -> Self {
         Self { client }
@@ -38,7 +37,7 @@ fn aws_time(t: DateTime<Utc>) -> AwsDateTime {
 /// Pages of GetMetricData or DescribeAlarms read at most for one call of a port method: the
 /// workload queries answer one datapoint each and 100 alarm names fit one page, so more pages
 /// mean CloudWatch keeps paging.
-const MAX_PAGES: usize = 10;
+pub(crate) const MAX_PAGES: usize = 10;
 
 fn query(id: String, m: &MetricRef, period_secs: i64) -> MetricDataQuery {
     let metric = Metric::builder()
@@ -145,34 +144,6 @@ impl DemandHistory for CloudWatchDemand {
                     .map(|sum| sum / minutes.max(1.0)),
             })
             .collect())
-    }
-
-    async fn alarms(&self, names: &[String]) -> Result<Vec<AlarmView>, PortError> {
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        let mut next_token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let page = self
-                .client
-                .describe_alarms()
-                .set_alarm_names(Some(names.to_vec()))
-                .set_next_token(next_token.take())
-                .send()
-                .await
-                .map_err(|e| port_error(format!("describe {} alarm(s)", names.len()), e))?;
-            out.extend(page.metric_alarms().iter().map(|a| AlarmView {
-                name: a.alarm_name().unwrap_or_default().to_owned(),
-                namespace: a.namespace().map(str::to_owned),
-                metric: a.metric_name().map(str::to_owned),
-            }));
-            match page.next_token() {
-                Some(token) if !token.is_empty() => next_token = Some(token.to_owned()),
-                _ => break,
-            }
-        }
-        Ok(out)
     }
 
     async fn demand(
@@ -368,42 +339,5 @@ mod tests {
             .unwrap();
         assert_eq!(w[0].model_latency_mean_s, None);
         assert_eq!(w[0].invocations_per_instance_per_min, None);
-    }
-
-    #[tokio::test]
-    async fn alarms_name_their_metric_and_access_denied_is_permanent() {
-        use aws_sdk_cloudwatch::operation::describe_alarms::DescribeAlarmsOutput;
-        use aws_sdk_cloudwatch::types::MetricAlarm;
-        let answer = mock!(Client::describe_alarms).then_output(|| {
-            DescribeAlarmsOutput::builder()
-                .metric_alarms(
-                    MetricAlarm::builder()
-                        .alarm_name("chat-ic-wake")
-                        .namespace("AWS/SageMaker")
-                        .metric_name("NoCapacityInvocationFailures")
-                        .build(),
-                )
-                .build()
-        });
-        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
-        let a = CloudWatchDemand::new(client)
-            .alarms(&["chat-ic-wake".to_owned()])
-            .await
-            .unwrap();
-        assert_eq!(a[0].metric.as_deref(), Some("NoCapacityInvocationFailures"));
-
-        let denied = mock!(Client::describe_alarms).then_http_response(|| {
-            crate::test_support::json_error(
-                400,
-                "AccessDenied",
-                "not authorized to perform cloudwatch:DescribeAlarms",
-            )
-        });
-        let client = cloudwatch_client_with(&[&denied], RuleMode::MatchAny, 1);
-        let err = CloudWatchDemand::new(client)
-            .alarms(&["x".to_owned()])
-            .await
-            .unwrap_err();
-        assert_eq!(err.class, ErrorClass::Permanent, "{err}");
     }
 }

@@ -7,6 +7,7 @@
 pub mod aas;
 pub mod aas_history;
 pub mod cloudwatch;
+pub mod cloudwatch_lint;
 pub mod config;
 pub mod dynamo;
 pub mod dynamo_reviews;
@@ -20,6 +21,7 @@ mod test_support;
 
 pub use aas::AasScalingTargets;
 pub use cloudwatch::CloudWatchDemand;
+pub use cloudwatch_lint::CloudWatchLint;
 pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
 pub use env::FunctionEnv;

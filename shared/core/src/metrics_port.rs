@@ -182,7 +182,13 @@ pub trait DemandHistory: Send + Sync {
         names: &[String],
     ) -> impl Future<Output = Result<Vec<AlarmView>, PortError>> + Send {
         let _ = names;
-        async { Err(unwired("describe the alarms")) }
+        async {
+            Err(PortError::new(
+                "describe the alarms",
+                ErrorClass::Permanent,
+                "this metrics port reads metrics only (no cloudwatch:DescribeAlarms here)",
+            ))
+        }
     }
 
     /// Whether there is a metrics source behind the port at all (`()` is none: the tick then

@@ -15,6 +15,8 @@ use crate::decide::Bounds;
 use crate::identity::{fnv1a, ModelIdentity};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
+use crate::lint::Finding;
+use crate::metrics_port::Workload;
 use crate::plan::TargetPlan;
 use crate::state::LeadSample;
 
@@ -104,6 +106,21 @@ pub struct Warmup {
     pub lead_time_detail: String,
 }
 
+/// The lint run when the review opened: the same rules as `headroom lint`, fed with the old
+/// model's measurements and whatever the new model had measured by then.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewLint {
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The day before the change (ending at the endpoint's LastModifiedTime, or when the
+    /// change was seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_model: Option<Workload>,
+    /// From the change to the review's opening, when that was long enough to measure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_model: Option<Workload>,
+}
+
 /// An operator's acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ack {
@@ -152,6 +169,9 @@ pub struct Review {
     /// an empty list means "unknown" rather than "none".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gaps: Vec<String>,
+    /// The lint's findings at open time (absent in reviews stored before the lint existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lint: Option<ReviewLint>,
 }
 
 fn one() -> u32 {
@@ -182,6 +202,7 @@ pub struct ReviewInput<'a> {
     pub decisions: Vec<serde_json::Value>,
     pub samples: &'a [LeadSample],
     pub gaps: Vec<String>,
+    pub lint: Option<ReviewLint>,
 }
 
 /// Builds the review record for a change (not yet stored: revision 0).
@@ -215,6 +236,7 @@ pub fn build_review(input: ReviewInput<'_>) -> Review {
         earlier_acks: Vec::new(),
         occurrences: 1,
         gaps: input.gaps,
+        lint: input.lint,
     }
 }
 
@@ -416,6 +438,7 @@ lead_time = "15m"
             decisions,
             samples,
             gaps: vec![],
+            lint: None,
         })
     }
 
@@ -542,6 +565,15 @@ lead_time = "15m"
         assert_eq!(tag_after_ack(&acked, &[acked.clone(), b.clone()]), TAG_OPEN);
         b.status = ReviewStatus::Acked;
         assert_eq!(tag_after_ack(&acked, &[acked.clone(), b]), TAG_ACKED);
+    }
+
+    #[test]
+    fn a_review_stored_before_the_lint_loads_without_one() {
+        let p = plan();
+        let mut old = serde_json::to_value(review(&p, &[], vec![])).unwrap();
+        old.as_object_mut().unwrap().remove("lint");
+        let back: Review = serde_json::from_value(old).unwrap();
+        assert_eq!(back.lint, None);
     }
 
     #[test]

@@ -226,6 +226,22 @@ where
         .policies(id)
         .await
         .map_err(port(id, "describe the scaling policies"))?;
+    Ok(gather_with(policies, endpoints, demand, target, state).await)
+}
+
+/// [`gather`] with the policies already read (a review has them).
+pub async fn gather_with<E, D>(
+    policies: Vec<ScalingPolicySummary>,
+    endpoints: &E,
+    demand: &D,
+    target: &TargetPlan,
+    state: &TargetState,
+) -> Gathered
+where
+    E: Endpoints,
+    D: DemandHistory,
+{
+    let id = &target.id;
     let mut gaps = Vec::new();
     let (serving, instance_type, instance_scaling) = match serving(endpoints, id).await {
         Ok(s) => s,
@@ -276,7 +292,7 @@ where
         seconds: lead.span.as_secs(),
         detail: lead.detail,
     });
-    Ok(Gathered {
+    Gathered {
         serving,
         instance_type,
         policies,
@@ -284,7 +300,7 @@ where
         instance_scaling,
         lead,
         gaps,
-    })
+    }
 }
 
 type ServingFacts = (Serving, Option<String>, Option<ManagedInstanceScalingView>);

@@ -13,6 +13,7 @@
 mod error;
 mod observe;
 mod pipeline;
+mod review_lint;
 mod review_open;
 mod sagemaker_event;
 mod targets;
@@ -22,6 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::metrics_port::DemandHistory;
 use crate::ports::{ScalingTargets, StateStore};
 use crate::trigger::{PipelineHook, SageMakerEvent};
 
@@ -32,22 +34,25 @@ pub use observe::{Observation, Observer};
 pub use watch::record;
 
 /// The ports the watcher uses, borrowed for one invocation.
-struct Watcher<'a, T, H, E, S, R> {
+struct Watcher<'a, T, H, E, S, R, D> {
     targets: &'a T,
     history: &'a H,
     endpoints: &'a E,
     state: &'a S,
     reviews: &'a R,
+    /// CloudWatch: the measurements a review's lint compares (`()`: none, a gap in the review).
+    demand: &'a D,
 }
 
-impl<'a, T, H, E, S, R> Watcher<'a, T, H, E, S, R> {
-    fn of<C, D>(ports: Ports<'a, T, H, C, E, S, R, D>) -> Self {
+impl<'a, T, H, E, S, R, D> Watcher<'a, T, H, E, S, R, D> {
+    fn of<C>(ports: Ports<'a, T, H, C, E, S, R, D>) -> Self {
         Watcher {
             targets: ports.targets,
             history: ports.history,
             endpoints: ports.endpoints,
             state: ports.state,
             reviews: ports.reviews,
+            demand: ports.demand,
         }
     }
 }
@@ -64,6 +69,7 @@ where
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     Watcher::of(ports).on_sagemaker(event, now).await
 }
@@ -81,6 +87,7 @@ where
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     Watcher::of(ports).on_pipeline(hook, now).await
 }
@@ -167,6 +174,10 @@ pub struct ReviewBrief {
     pub model: String,
     pub fingerprint: String,
     pub previous_fingerprint: String,
+    /// The lint's findings when the review opened (`headroom reviews show` has the evidence
+    /// windows); empty for reviews stored before the lint.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::lint::Finding>,
 }
 
 /// What the watch found behind one target.

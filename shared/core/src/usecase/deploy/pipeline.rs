@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::metrics_port::DemandHistory;
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::load_plan;
 use crate::review::ReviewStatus;
@@ -16,13 +17,14 @@ use super::targets::Only;
 use super::watch::Watch;
 use super::{CheckAnswer, DeployError, Outcome, Response, ReviewBrief, Watcher};
 
-impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
     T: ScalingTargets,
     H: ScalingHistory,
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     pub async fn on_pipeline(
         &self,
@@ -85,6 +87,7 @@ where
                                 model: r.current.summary(),
                                 fingerprint: r.fingerprint.clone(),
                                 previous_fingerprint: r.previous_fingerprint.clone(),
+                                findings: r.lint.map(|l| l.findings).unwrap_or_default(),
                             }),
                     );
                 }

@@ -4,8 +4,11 @@
 
 use std::slice;
 
+use chrono::{DateTime, Utc};
+
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::identity::ModelIdentity;
+use crate::metrics_port::DemandHistory;
 use crate::plan::TargetPlan;
 use crate::ports::SaveOutcome;
 use crate::ports::{ScalingTargets, StateStore};
@@ -16,13 +19,14 @@ use super::error::port;
 use super::watch::Watch;
 use super::{DeployError, ReviewAction, ReviewReport, Watcher};
 
-impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
     T: ScalingTargets,
     H: ScalingHistory,
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn open_review(
@@ -34,6 +38,7 @@ where
         previous_fingerprint: &str,
         previous: Option<ModelIdentity>,
         state: &TargetState,
+        changed_at: DateTime<Utc>,
         notes: &mut Vec<String>,
     ) -> Result<ReviewReport, DeployError> {
         let id = &target.id;
@@ -49,13 +54,22 @@ where
         // yet); a permanent one leaves a gap in the record rather than no record at all.
         let mut gaps = Vec::new();
         let policies = match self.history.policies(id).await {
-            Ok(p) => p,
+            Ok(p) => Some(p),
             Err(e) if e.is_retryable() => return Err(port(id, "describe the scaling policies")(e)),
             Err(e) => {
                 gaps.push(format!("scaling policies unavailable: {e}"));
-                Vec::new()
+                None
             }
         };
+        // Without the policies there is nothing to judge ("no policy" would be wrong).
+        let lint = match &policies {
+            Some(p) => Some(
+                self.review_lint(target, state, p, changed_at, watch.now, &mut gaps)
+                    .await,
+            ),
+            None => None,
+        };
+        let policies = policies.unwrap_or_default();
         let observed = match self.targets.describe(slice::from_ref(id)).await {
             Ok(list) => list.into_iter().find(|o| &o.id == id).map(|o| o.bounds()),
             Err(e) if e.is_retryable() => return Err(port(id, "describe the scalable target")(e)),
@@ -90,6 +104,7 @@ where
             decisions,
             samples: &state.lead_samples,
             gaps,
+            lint,
         });
         let review_id = fresh.id.clone();
         let policies_attached = fresh.policies.len();

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::metrics_port::DemandHistory;
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::load_plan;
 use crate::trigger::{SageMakerEvent, SageMakerEventKind};
@@ -13,13 +14,14 @@ use super::targets::Only;
 use super::watch::Watch;
 use super::{DeployError, Outcome, Response, Watcher};
 
-impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
     T: ScalingTargets,
     H: ScalingHistory,
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     pub async fn on_sagemaker(
         &self,

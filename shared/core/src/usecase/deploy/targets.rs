@@ -4,6 +4,7 @@
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId, VariantName};
+use crate::metrics_port::DemandHistory;
 use crate::plan::{Plan, TargetPlan};
 use crate::ports::{ScalingTargets, StateStore};
 
@@ -28,13 +29,14 @@ impl Only {
     }
 }
 
-impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
     T: ScalingTargets,
     H: ScalingHistory,
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     /// The managed targets hosted on `endpoint` (inference components are described to find
     /// their endpoint).

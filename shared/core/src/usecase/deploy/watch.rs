@@ -13,6 +13,7 @@ use crate::endpoint_status::EndpointStatus;
 use crate::identity::{assess, merge_for_storage, IdentityChange, ModelHistory, ModelIdentity};
 use crate::ids::ScalableTargetId;
 use crate::lead_samples::{activity_samples, merge_samples, Transitions};
+use crate::metrics_port::DemandHistory;
 use crate::plan::TargetPlan;
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
@@ -32,13 +33,14 @@ pub(super) struct Watch<'e> {
     pub(super) now: DateTime<Utc>,
 }
 
-impl<T, H, E, S, R> Watcher<'_, T, H, E, S, R>
+impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
     T: ScalingTargets,
     H: ScalingHistory,
     E: Endpoints,
     S: StateStore,
     R: ReviewStore,
+    D: DemandHistory,
 {
     pub(super) async fn watch_target(
         &self,
@@ -104,6 +106,7 @@ where
                 let previous_identity = stored
                     .clone()
                     .filter(|s| s.fingerprint() == previous_fingerprint);
+                let changed_at = changed_at(observer, id, watch.now).await?;
                 report.review = Some(
                     self.open_review(
                         target,
@@ -113,6 +116,7 @@ where
                         &previous_fingerprint,
                         previous_identity,
                         &state,
+                        changed_at,
                         &mut report.notes,
                     )
                     .await?,
@@ -246,4 +250,25 @@ pub fn record(
         notes.push(format!("{added} scale-out measurement(s) recorded"));
     }
     (notes, added)
+}
+
+/// When the new model took over: the hosting endpoint's LastModifiedTime (already described by
+/// the observer, so no extra call), or `now` when SageMaker gave none or one in the future.
+async fn changed_at<E: Endpoints>(
+    observer: &mut Observer<'_, E>,
+    id: &ScalableTargetId,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, DeployError> {
+    let Some(name) = observer.endpoint_of(id).await? else {
+        return Ok(now);
+    };
+    let Ok(name) = crate::ids::EndpointName::parse(name) else {
+        return Ok(now);
+    };
+    Ok(observer
+        .endpoint(&name)
+        .await?
+        .and_then(|e| e.last_modified)
+        .filter(|t| *t <= now)
+        .unwrap_or(now))
 }
