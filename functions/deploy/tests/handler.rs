@@ -1035,3 +1035,117 @@ async fn a_failed_state_write_on_the_first_sighting_keeps_the_fingerprint_for_th
         Some(fp("v7"))
     );
 }
+
+#[tokio::test]
+async fn a_review_carries_the_lint_of_the_old_and_new_models_measurements() {
+    use headroom_core::memory::MemoryDemand;
+    use headroom_core::metrics_port::Workload;
+    // GIVEN a baseline under v7, then the endpoint switched to v8 at 08:30
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    w.endpoints.put_endpoint(EndpointView {
+        name: EndpointName::parse("chat-prod").expect("valid"),
+        arn: Some(ARN.into()),
+        config_name: Some("chat-prod-config-v8".into()),
+        status: "InService".into(),
+        variants: vec![EndpointVariantView {
+            name: "AllTraffic".into(),
+            current_instances: Some(2),
+            desired_instances: Some(2),
+        }],
+        last_modified: Some(t("2026-03-14T08:30:00Z")),
+    });
+    // AND CloudWatch measured ModelLatency 1.1 s under v7 and 2.3 s since the switch
+    let measured = |from: &str, to: &str, latency: f64| Workload {
+        from: t(from),
+        to: t(to),
+        model_latency_mean_s: Some(latency),
+        concurrency_max: None,
+        invocations_per_instance_per_min: Some(30.0),
+    };
+    let demand = MemoryDemand::default()
+        .with_workload(
+            variant(),
+            measured("2026-03-13T00:00:00Z", "2026-03-14T08:30:00Z", 1.1),
+        )
+        .with_workload(
+            variant(),
+            measured("2026-03-14T08:30:00Z", "2026-03-14T10:00:00Z", 2.3),
+        );
+    let ports = w.ports().with_demand(&demand);
+    // WHEN SageMaker reports the change at 09:12
+    headroom_deploy::handle(
+        ports,
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        t("2026-03-14T09:12:00Z"),
+    )
+    .await
+    .expect("handled");
+    // THEN the review holds both windows and the target value scaled by the latency change
+    let rv = &w.reviews.all()[0];
+    let lint = rv.lint.as_ref().expect("the review carries the lint");
+    let old = lint.old_model.as_ref().expect("old model measured");
+    assert_eq!(
+        (old.from, old.to),
+        (t("2026-03-13T08:30:00Z"), t("2026-03-14T08:30:00Z"))
+    );
+    let new = lint.new_model.as_ref().expect("new model measured");
+    assert_eq!(
+        (new.from, new.to),
+        (t("2026-03-14T08:30:00Z"), t("2026-03-14T09:12:00Z"))
+    );
+    let tv = lint
+        .findings
+        .iter()
+        .find(|f| f.rule == "target-value")
+        .expect("a target-value finding");
+    assert_eq!(tv.change, "TargetValue 70 -> 33");
+    assert!(
+        tv.evidence.contains("1.10 s under the old model"),
+        "{}",
+        tv.evidence
+    );
+    // AND the new model's 2.3 s requests are judged too long for an invocation count
+    assert!(
+        lint.findings.iter().any(|f| f.rule == "metric-fit"),
+        "{:?}",
+        lint.findings
+    );
+    // AND a pipeline's check lists the findings with the open review
+    let check = json!({
+        "kind": "headroom.pipeline/v1", "action": "check", "endpoint": "chat-prod",
+        "pipeline_run_id": "run-1"
+    });
+    let answer = headroom_deploy::handle(ports, &check, t("2026-03-14T09:20:00Z"))
+        .await
+        .expect("check");
+    assert_eq!(answer.review, Some(CheckAnswer::Open));
+    let brief = serde_json::to_value(&answer.open_reviews[0]).expect("json");
+    assert_eq!(brief["findings"][0]["rule"], "target-value", "{brief}");
+}
+
+#[tokio::test]
+async fn a_review_opened_as_the_rollout_ends_says_the_new_model_is_not_measured_yet() {
+    use headroom_core::memory::MemoryDemand;
+    let w = World::new(PLAN);
+    baseline_then_switch(&w).await;
+    let demand = MemoryDemand::default();
+    // The endpoint gives no LastModifiedTime: the change is "now", nothing measured since.
+    headroom_deploy::handle(
+        w.ports().with_demand(&demand),
+        &fixture("sagemaker/endpoint-in-service-v8-a.json"),
+        t("2026-03-14T09:12:00Z"),
+    )
+    .await
+    .expect("handled");
+    let rv = &w.reviews.all()[0];
+    let lint = rv.lint.as_ref().expect("lint");
+    assert!(lint.new_model.is_none());
+    assert!(
+        rv.gaps
+            .iter()
+            .any(|g| g.contains("no measurements under the new model yet")),
+        "{:?}",
+        rv.gaps
+    );
+}
