@@ -49,7 +49,9 @@ pub async fn run(args: LintArgs) -> anyhow::Result<()> {
         .with_history(&history)
         .with_endpoints(&endpoints)
         .with_demand(&demand);
-    let report = lint(ports, args.target.as_ref(), Utc::now(), args.window)
+    // To the second: the window is printed, and nanoseconds only get in the way.
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 0);
+    let report = lint(ports, args.target.as_ref(), now, args.window)
         .await
         .map_err(lint_error)?;
     if args.json {

@@ -59,7 +59,9 @@ pub fn targets_per_call(from: DateTime<Utc>, to: DateTime<Utc>, period: Span) ->
 pub struct Workload {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
-    /// `ModelLatency` Average, in seconds (CloudWatch has it in microseconds).
+    /// `ModelLatency` Average, in seconds (CloudWatch publishes it in microseconds: SageMaker
+    /// developer guide, "Amazon SageMaker AI metrics in Amazon CloudWatch", endpoint invocation
+    /// metrics, "Units: Microseconds").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_latency_mean_s: Option<f64>,
     /// The highest `ConcurrentRequestsPerModel` (variant) or `ConcurrentRequestsPerCopy`
