@@ -69,11 +69,14 @@ mod tests {
     use super::super::test_facts::*;
     use super::*;
 
+    /// (case, given, expected (rule, severity) findings)
+    type Case = (&'static str, Given, Vec<(&'static str, &'static str)>);
+
     #[test]
     fn decision_table() {
         let mut out_only = tracking(CONCURRENCY_HIGH_RES, 4.0);
         out_only.disable_scale_in = Some(true);
-        let cases: Vec<(&str, Given, Vec<(&str, &str)>)> = vec![
+        let cases: Vec<Case> = vec![
             ("no policy", Given::variant(), vec![(NO_POLICY, "warn")]),
             (
                 "one tracking policy",
