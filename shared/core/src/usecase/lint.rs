@@ -8,7 +8,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::deploy_ports::{Endpoints, ManagedInstanceScalingView, ScalingHistory};
+use crate::deploy_ports::{
+    EndpointConfigView, Endpoints, ManagedInstanceScalingView, ScalingHistory,
+};
 use crate::duration::Span;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -226,24 +228,21 @@ where
         .policies(id)
         .await
         .map_err(port(id, "describe the scaling policies"))?;
-    Ok(gather_with(policies, endpoints, demand, target, state).await)
+    let serving = serving(endpoints, id).await;
+    Ok(gather_with(policies, serving, demand, target, state).await)
 }
 
-/// [`gather`] with the policies already read (a review has them).
-pub async fn gather_with<E, D>(
+/// [`gather`] with the policies and what serves already read (a review has them, through the
+/// deployment watcher's cached reads).
+pub async fn gather_with<D: DemandHistory>(
     policies: Vec<ScalingPolicySummary>,
-    endpoints: &E,
+    serving: Result<ServingFacts, String>,
     demand: &D,
     target: &TargetPlan,
     state: &TargetState,
-) -> Gathered
-where
-    E: Endpoints,
-    D: DemandHistory,
-{
-    let id = &target.id;
+) -> Gathered {
     let mut gaps = Vec::new();
-    let (serving, instance_type, instance_scaling) = match serving(endpoints, id).await {
+    let (serving, instance_type, instance_scaling) = match serving {
         Ok(s) => s,
         Err(e) => {
             gaps.push(format!("endpoint config unavailable: {e}"));
@@ -303,7 +302,9 @@ where
     }
 }
 
-type ServingFacts = (Serving, Option<String>, Option<ManagedInstanceScalingView>);
+/// What serves behind a target: its kind, instance type and the hosting variant's
+/// ManagedInstanceScaling.
+pub type ServingFacts = (Serving, Option<String>, Option<ManagedInstanceScalingView>);
 
 /// What serves behind `id`: the variant's config (real-time, async, serverless), or for an
 /// inference component the variant hosting it (its instance type and ManagedInstanceScaling).
@@ -341,6 +342,16 @@ async fn serving<E: Endpoints>(
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("endpoint config {config_name} does not exist"))?;
+    serving_in(&config, &variant, component)
+}
+
+/// What serves behind a target, from the endpoint config of its endpoint: `variant` is the
+/// target's variant (or the one hosting the component, empty when the component names none).
+pub fn serving_in(
+    config: &EndpointConfigView,
+    variant: &str,
+    component: bool,
+) -> Result<ServingFacts, String> {
     let v = config
         .variants
         .iter()
@@ -350,8 +361,13 @@ async fn serving<E: Endpoints>(
                 .variants
                 .first()
                 .filter(|_| component && variant.is_empty())
-        })
-        .ok_or_else(|| format!("endpoint config {config_name} has no variant {variant}"))?;
+        });
+    let Some(v) = v else {
+        return Err(format!(
+            "endpoint config {} has no variant {variant}",
+            config.name
+        ));
+    };
     let serving = if component {
         Serving::Component
     } else if v.serverless {

@@ -57,6 +57,13 @@ impl<'a, T, H, E, S, R, D> Watcher<'a, T, H, E, S, R, D> {
     }
 }
 
+/// What the watcher knows about a model change when it opens the review: when the new model
+/// took over, and what serves it (for the review's lint).
+struct ChangeContext {
+    changed_at: DateTime<Utc>,
+    serving: Result<crate::usecase::lint::ServingFacts, String>,
+}
+
 /// A SageMaker endpoint, deployment or endpoint-config state change.
 pub async fn on_sagemaker<T, H, C, E, S, R, D>(
     ports: Ports<'_, T, H, C, E, S, R, D>,

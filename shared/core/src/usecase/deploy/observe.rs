@@ -79,7 +79,7 @@ impl<'a, E: Endpoints> Observer<'a, E> {
             .is_none_or(|c| c.variants.iter().any(|v| v.model_name.is_none())))
     }
 
-    async fn config(&mut self, name: &str) -> Result<Option<EndpointConfigView>, DeployError> {
+    pub async fn config(&mut self, name: &str) -> Result<Option<EndpointConfigView>, DeployError> {
         if let Some(hit) = self.config_cache.get(name) {
             return Ok(hit.clone());
         }

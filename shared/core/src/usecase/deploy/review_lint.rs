@@ -7,7 +7,6 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::deploy_ports::{Endpoints, ScalingHistory};
 use crate::lint::lint;
 use crate::metrics_port::{DemandHistory, Workload};
 use crate::plan::TargetPlan;
@@ -15,7 +14,7 @@ use crate::review::{ReviewLint, ScalingPolicySummary};
 use crate::state::TargetState;
 use crate::usecase::lint::{gather_with, workloads};
 
-use super::Watcher;
+use super::{ChangeContext, Watcher};
 
 /// The old model's window: a day covers its daily cycle.
 pub const OLD_MODEL_WINDOW: Duration = Duration::hours(24);
@@ -25,8 +24,6 @@ pub const NEW_MODEL_MIN: Duration = Duration::minutes(10);
 
 impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
-    H: ScalingHistory,
-    E: Endpoints,
     D: DemandHistory,
 {
     /// Best effort: what cannot be read becomes a gap of the review, never a failed event.
@@ -35,10 +32,11 @@ where
         target: &TargetPlan,
         state: &TargetState,
         policies: &[ScalingPolicySummary],
-        changed_at: DateTime<Utc>,
+        change: ChangeContext,
         now: DateTime<Utc>,
         gaps: &mut Vec<String>,
     ) -> ReviewLint {
+        let changed_at = change.changed_at;
         let ids = [target.id.clone()];
         let (before, gap) =
             workloads(self.demand, &ids, changed_at - OLD_MODEL_WINDOW, changed_at).await;
@@ -62,7 +60,7 @@ where
         };
         let gathered = gather_with(
             policies.to_vec(),
-            self.endpoints,
+            change.serving,
             self.demand,
             target,
             state,

@@ -4,8 +4,6 @@
 
 use std::slice;
 
-use chrono::{DateTime, Utc};
-
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::identity::ModelIdentity;
 use crate::metrics_port::DemandHistory;
@@ -17,7 +15,7 @@ use crate::state::TargetState;
 
 use super::error::port;
 use super::watch::Watch;
-use super::{DeployError, ReviewAction, ReviewReport, Watcher};
+use super::{ChangeContext, DeployError, ReviewAction, ReviewReport, Watcher};
 
 impl<T, H, E, S, R, D> Watcher<'_, T, H, E, S, R, D>
 where
@@ -38,7 +36,7 @@ where
         previous_fingerprint: &str,
         previous: Option<ModelIdentity>,
         state: &TargetState,
-        changed_at: DateTime<Utc>,
+        change: ChangeContext,
         notes: &mut Vec<String>,
     ) -> Result<ReviewReport, DeployError> {
         let id = &target.id;
@@ -64,7 +62,7 @@ where
         // Without the policies there is nothing to judge ("no policy" would be wrong).
         let lint = match &policies {
             Some(p) => Some(
-                self.review_lint(target, state, p, changed_at, watch.now, &mut gaps)
+                self.review_lint(target, state, p, change, watch.now, &mut gaps)
                     .await,
             ),
             None => None,

@@ -22,7 +22,8 @@ use crate::trigger::{SageMakerEvent, SageMakerEventKind};
 
 use super::error::port;
 use super::observe::{Observation, Observer};
-use super::{DeployError, ModelChange, TargetReport, Watcher};
+use super::{ChangeContext, DeployError, ModelChange, TargetReport, Watcher};
+use crate::usecase::lint::serving_in;
 
 /// Per-invocation context of one watch.
 pub(super) struct Watch<'e> {
@@ -106,7 +107,7 @@ where
                 let previous_identity = stored
                     .clone()
                     .filter(|s| s.fingerprint() == previous_fingerprint);
-                let changed_at = changed_at(observer, id, watch.now).await?;
+                let change = change_context(observer, id, watch.now).await?;
                 report.review = Some(
                     self.open_review(
                         target,
@@ -116,7 +117,7 @@ where
                         &previous_fingerprint,
                         previous_identity,
                         &state,
-                        changed_at,
+                        change,
                         &mut report.notes,
                     )
                     .await?,
@@ -252,23 +253,49 @@ pub fn record(
     (notes, added)
 }
 
-/// When the new model took over: the hosting endpoint's LastModifiedTime (already described by
-/// the observer, so no extra call), or `now` when SageMaker gave none or one in the future.
-async fn changed_at<E: Endpoints>(
+/// When the new model took over and what serves it, read through the observer's cache (the
+/// event's own reads already described the endpoint, its config and the component: no extra
+/// call). The change is the hosting endpoint's LastModifiedTime, or `now` when SageMaker gave
+/// none or one in the future.
+async fn change_context<E: Endpoints>(
     observer: &mut Observer<'_, E>,
     id: &ScalableTargetId,
     now: DateTime<Utc>,
-) -> Result<DateTime<Utc>, DeployError> {
-    let Some(name) = observer.endpoint_of(id).await? else {
-        return Ok(now);
+) -> Result<ChangeContext, DeployError> {
+    let (endpoint, variant, component) = match id {
+        ScalableTargetId::Variant { endpoint, variant } => (
+            Some(endpoint.to_string()),
+            variant.as_str().to_owned(),
+            false,
+        ),
+        ScalableTargetId::InferenceComponent(name) => {
+            let c = observer.component(name).await?;
+            (
+                c.as_ref().and_then(|c| c.endpoint.clone()),
+                c.and_then(|c| c.variant).unwrap_or_default(),
+                true,
+            )
+        }
     };
-    let Ok(name) = crate::ids::EndpointName::parse(name) else {
-        return Ok(now);
+    let endpoint = match endpoint.map(crate::ids::EndpointName::parse) {
+        Some(Ok(name)) => observer.endpoint(&name).await?,
+        _ => None,
     };
-    Ok(observer
-        .endpoint(&name)
-        .await?
+    let changed_at = endpoint
+        .as_ref()
         .and_then(|e| e.last_modified)
         .filter(|t| *t <= now)
-        .unwrap_or(now))
+        .unwrap_or(now);
+    let config = match endpoint.as_ref().and_then(|e| e.config_name.clone()) {
+        Some(name) => observer.config(&name).await?,
+        None => None,
+    };
+    let serving = match config {
+        Some(c) => serving_in(&c, &variant, component),
+        None => Err(format!("no endpoint config found behind {id}")),
+    };
+    Ok(ChangeContext {
+        changed_at,
+        serving,
+    })
 }
