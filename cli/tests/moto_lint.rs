@@ -224,3 +224,144 @@ async fn lint_reports_findings_with_evidence_and_gates_on_errors() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+async fn put_alarm(cw: &aws_sdk_cloudwatch::Client, name: &str, metric: &str, endpoint: &str) {
+    use aws_sdk_cloudwatch::types::{ComparisonOperator, Statistic};
+    cw.put_metric_alarm()
+        .alarm_name(name)
+        .namespace("AWS/SageMaker")
+        .metric_name(metric)
+        .dimensions(
+            Dimension::builder()
+                .name("EndpointName")
+                .value(endpoint)
+                .build(),
+        )
+        .statistic(Statistic::Average)
+        .period(60)
+        .evaluation_periods(2)
+        .threshold(1.0)
+        .comparison_operator(ComparisonOperator::GreaterThanOrEqualToThreshold)
+        .send()
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "PutMetricAlarm {name}: {}",
+                aws_sdk_cloudwatch::error::DisplayErrorContext(e)
+            )
+        });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_async_endpoint_at_zero_needs_its_wake_alarm_on_the_backlog() {
+    use aws_sdk_sagemaker::types::{
+        AsyncInferenceConfig, AsyncInferenceOutputConfig, ContainerDefinition, ProductionVariant,
+        ProductionVariantInstanceType,
+    };
+    // GIVEN an asynchronous endpoint (AsyncInferenceConfig), min_capacity 0 in the plan, and a
+    // wake alarm that watches the backlog's size instead of HasBacklogWithoutCapacity
+    let config = sdk_config().await;
+    let bridge = CborBridge::start(moto());
+    let cw = cloudwatch_client(&config, &bridge);
+    let sagemaker = aws_sdk_sagemaker::Client::new(&config);
+    let clients = headroom_adapters::Clients::new(&config);
+    let endpoint = unique("lint-async");
+    sagemaker
+        .create_model()
+        .model_name(format!("{endpoint}-model"))
+        .execution_role_arn("arn:aws:iam::123456789012:role/sagemaker")
+        .primary_container(
+            ContainerDefinition::builder()
+                .image("123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest")
+                .build(),
+        )
+        .send()
+        .await
+        .expect("model");
+    sagemaker
+        .create_endpoint_config()
+        .endpoint_config_name(format!("{endpoint}-config"))
+        .production_variants(
+            ProductionVariant::builder()
+                .variant_name("AllTraffic")
+                .model_name(format!("{endpoint}-model"))
+                .initial_instance_count(1)
+                .instance_type(ProductionVariantInstanceType::MlM5Large)
+                .build(),
+        )
+        .async_inference_config(
+            AsyncInferenceConfig::builder()
+                .output_config(
+                    AsyncInferenceOutputConfig::builder()
+                        .s3_output_path("s3://bucket/out")
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .expect("async endpoint config");
+    sagemaker
+        .create_endpoint()
+        .endpoint_name(&endpoint)
+        .endpoint_config_name(format!("{endpoint}-config"))
+        .send()
+        .await
+        .expect("endpoint");
+    let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("id");
+    AasScalingTargets::new(clients.aas.clone())
+        .register(&id, 0, 4, Suspended::default())
+        .await
+        .expect("register");
+    put_policy(&clients.aas, &id, 5.0, 600).await;
+    let wake = format!("{endpoint}-wake");
+    put_alarm(&cw, &wake, "ApproximateBacklogSize", &endpoint).await;
+    let plan = format!(
+        "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 0\nmax_capacity = 4\n\
+         [target.wake]\nalarms = [\"{wake}\"]\ncapacity = 1\n"
+    );
+    let (store, _) = table_with_plan(&clients.dynamo, "lint-async.toml", &plan, Utc::now()).await;
+    let table = store.table().to_owned();
+    let scale_to_zero = |out: &Output| -> Vec<(String, String)> {
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("JSON: {e}"));
+        let t = &report["targets"][0];
+        assert_eq!(t["serving"], "async", "{t}");
+        assert!(t["gaps"].is_null(), "everything was read: {t}");
+        t["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["rule"] == "scale-to-zero")
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap_or("").to_owned(),
+                    f["evidence"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+
+    // WHEN it is linted
+    let out = headroom(&["lint", "--json", "--window", "1h"], &bridge.url(), &table);
+    // THEN the wake alarm's metric (DescribeAlarms) and the missing wake are both warnings
+    let found = scale_to_zero(&out);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|(s, _)| s == "warn"), "{found:?}");
+    assert!(
+        found[0].1.contains("watches ApproximateBacklogSize"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].1.contains("HasBacklogWithoutCapacity"),
+        "{found:?}"
+    );
+    assert_eq!(out.status.code(), Some(0), "warnings do not fail the gate");
+    assert!(bridge.calls("DescribeAlarms") >= 1);
+
+    // WHEN the wake alarm watches HasBacklogWithoutCapacity
+    put_alarm(&cw, &wake, "HasBacklogWithoutCapacity", &endpoint).await;
+    let out = headroom(&["lint", "--json", "--window", "1h"], &bridge.url(), &table);
+    // THEN scale-out from zero is wired
+    assert_eq!(scale_to_zero(&out), vec![]);
+}

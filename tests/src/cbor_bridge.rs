@@ -12,8 +12,9 @@
 //! The two encodings carry the same members under the same names; only timestamps differ in
 //! shape (CBOR tag 1 around epoch seconds, a plain number in JSON). Requests: a tag 1 becomes
 //! its number. Answers: the numbers of the members in [`TIMESTAMP_MEMBERS`] get tag 1 back (the
-//! only timestamps in the answers headroom's tests read are GetMetricData's `Timestamps`), every
-//! other number becomes a double (those answers have no integer member). Blobs do not occur in
+//! timestamps in the answers headroom's tests read are GetMetricData's `Timestamps` and
+//! DescribeAlarms' update times), the members in [`INTEGER_MEMBERS`] stay integers, every
+//! other number becomes a double. Blobs do not occur in
 //! these operations and are refused.
 //!
 //! Point a CloudWatch client at [`CborBridge::url`] (in process: `endpoint_url`; a `headroom`
@@ -33,7 +34,19 @@ use crate::fault_proxy::{frame, read_message, Message};
 /// CloudWatch's service name in both protocols' routing.
 const SERVICE: &str = "GraniteServiceVersion20100801";
 /// Answer members whose numbers are timestamps.
-pub const TIMESTAMP_MEMBERS: &[&str] = &["Timestamps", "Timestamp", "StartTime", "EndTime"];
+pub const TIMESTAMP_MEMBERS: &[&str] = &[
+    "Timestamps",
+    "Timestamp",
+    "StartTime",
+    "EndTime",
+    // DescribeAlarms
+    "AlarmConfigurationUpdatedTimestamp",
+    "StateUpdatedTimestamp",
+    "StateTransitionedTimestamp",
+];
+/// Answer members that are integers (DescribeAlarms' MetricAlarm), sent as CBOR integers: the
+/// SDK's decoder refuses a double where its model says integer.
+pub const INTEGER_MEMBERS: &[&str] = &["Period", "EvaluationPeriods", "DatapointsToAlarm"];
 
 /// The running bridge.
 pub struct CborBridge {
@@ -286,8 +299,8 @@ fn to_cbor(v: Json, timestamp: bool) -> Cbor {
         Json::Null => Cbor::Null,
         Json::Bool(b) => Cbor::Bool(b),
         Json::String(s) => Cbor::Text(s),
-        // JSON does not say integer or double, and the SDK's decoder is strict. The answers of
-        // these operations have no integer members (GetMetricData's numbers are its `Values`).
+        // JSON does not say integer or double, and the SDK's decoder is strict: the integer
+        // members are [`INTEGER_MEMBERS`] (GetMetricData's numbers are its `Values`, doubles).
         Json::Number(n) if timestamp => Cbor::Tag(
             1,
             Box::new(match n.as_i64() {
@@ -304,7 +317,13 @@ fn to_cbor(v: Json, timestamp: bool) -> Cbor {
                 .into_iter()
                 .map(|(k, v)| {
                     let stamp = TIMESTAMP_MEMBERS.contains(&k.as_str());
-                    (Cbor::Text(k), to_cbor(v, stamp))
+                    let value = match (&v, INTEGER_MEMBERS.contains(&k.as_str())) {
+                        (Json::Number(n), true) if n.as_i64().is_some() => {
+                            Cbor::Integer(n.as_i64().unwrap_or_default().into())
+                        }
+                        _ => to_cbor(v, stamp),
+                    };
+                    (Cbor::Text(k), value)
                 })
                 .collect(),
         ),
