@@ -103,14 +103,13 @@ fn print_table(report: &LintReport) -> anyhow::Result<()> {
         let measured = t.measured.as_ref().map_or_else(
             || "no measurements".to_owned(),
             |w| {
-                let show = |v: Option<f64>, unit: &str| {
-                    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}{unit}"))
-                };
+                let show = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"));
                 format!(
                     "ModelLatency mean {}, concurrency max {}, invocations/instance/min {}",
-                    show(w.model_latency_mean_s, " s"),
-                    show(w.concurrency_max, ""),
-                    show(w.invocations_per_instance_per_min, "")
+                    w.model_latency_mean_s
+                        .map_or_else(|| "-".to_owned(), headroom_core::lint::secs),
+                    show(w.concurrency_max),
+                    show(w.invocations_per_instance_per_min)
                 )
             },
         );

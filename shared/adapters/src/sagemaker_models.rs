@@ -426,4 +426,63 @@ mod tests {
         );
         assert_eq!(m.containers[0].model_package_version(), Some(8));
     }
+
+    #[tokio::test]
+    async fn an_endpoint_config_for_components_carries_its_managed_instance_scaling() {
+        use aws_sdk_sagemaker::operation::describe_endpoint_config::DescribeEndpointConfigOutput;
+        use aws_sdk_sagemaker::types::{
+            ManagedInstanceScalingScaleInStrategy, ManagedInstanceScalingStatus, ProductionVariant,
+            ProductionVariantManagedInstanceScaling,
+            ProductionVariantManagedInstanceScalingScaleInPolicy,
+        };
+        // GIVEN a variant hosting components (no model), SageMaker scaling its instances 0..4
+        // and releasing idle ones (moto stores no ManagedInstanceScaling: mocked)
+        let answer = mock!(Client::describe_endpoint_config).then_output(|| {
+            DescribeEndpointConfigOutput::builder()
+                .endpoint_config_name("llm-config")
+                .production_variants(
+                    ProductionVariant::builder()
+                        .variant_name("AllTraffic")
+                        .instance_type(
+                            aws_sdk_sagemaker::types::ProductionVariantInstanceType::MlG512Xlarge,
+                        )
+                        .managed_instance_scaling(
+                            ProductionVariantManagedInstanceScaling::builder()
+                                .status(ManagedInstanceScalingStatus::Enabled)
+                                .min_instance_count(0)
+                                .max_instance_count(4)
+                                .scale_in_policy(
+                                    ProductionVariantManagedInstanceScalingScaleInPolicy::builder()
+                                        .strategy(
+                                            ManagedInstanceScalingScaleInStrategy::IdleRelease,
+                                        )
+                                        .build(),
+                                )
+                                .build(),
+                        )
+                        .build(),
+                )
+                .build()
+        });
+        // WHEN it is described
+        let c = SageMakerModels::new(client(&[&answer], 1))
+            .describe_endpoint_config("llm-config")
+            .await
+            .unwrap()
+            .unwrap();
+        // THEN the strategy is kept, the cooldown left unset (SageMaker's default applies)
+        let v = &c.variants[0];
+        assert_eq!(v.model_name, None);
+        assert!(!v.serverless && !c.async_inference);
+        assert_eq!(
+            v.managed_instance_scaling,
+            Some(ManagedInstanceScalingView {
+                enabled: true,
+                min_instances: Some(0),
+                max_instances: Some(4),
+                scale_in_strategy: Some("IDLE_RELEASE".into()),
+                scale_in_cooldown_minutes: None,
+            })
+        );
+    }
 }

@@ -16,6 +16,16 @@ mod target_value;
 #[cfg(test)]
 mod test_facts;
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations_read_at_a_glance() {
+        assert_eq!(super::secs(0.045), "45 ms");
+        assert_eq!(super::secs(2.3), "2.30 s");
+        assert_eq!(super::secs(300.0), "300 s");
+    }
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::deploy_ports::ManagedInstanceScalingView;
@@ -146,9 +156,11 @@ pub fn worst(findings: &[Finding]) -> Option<Severity> {
     findings.iter().map(|f| f.severity).max()
 }
 
-/// Seconds, short: "1.10 s", "300 s".
-pub(crate) fn secs(s: f64) -> String {
-    if s < 10.0 {
+/// Seconds, short: "45 ms", "1.10 s", "300 s".
+pub fn secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 10.0 {
         format!("{s:.2} s")
     } else {
         format!("{s:.0} s")
