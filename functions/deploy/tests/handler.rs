@@ -75,7 +75,7 @@ impl World {
             name: EndpointName::parse("chat-prod").expect("valid"),
             arn: Some(ARN.into()),
             config_name: Some("chat-prod-config-v7".into()),
-            status: "InService".into(),
+            status: headroom_core::endpoint_status::EndpointStatus::InService,
             variants: vec![EndpointVariantView {
                 name: "AllTraffic".into(),
                 current_instances: Some(2),

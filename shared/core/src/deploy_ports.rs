@@ -8,6 +8,7 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::endpoint_status::EndpointStatus;
 use crate::identity::{ContainerIdentity, ModelIdentity};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
 use crate::ports::{PortError, SaveOutcome};
@@ -20,8 +21,8 @@ pub struct EndpointView {
     pub arn: Option<String>,
     /// The config in force (during an update, still the old one until it completes).
     pub config_name: Option<String>,
-    /// DescribeEndpoint's status (`InService`, `Updating`, ...).
-    pub status: String,
+    /// DescribeEndpoint's status.
+    pub status: EndpointStatus,
     pub variants: Vec<EndpointVariantView>,
     pub last_modified: Option<DateTime<Utc>>,
 }
