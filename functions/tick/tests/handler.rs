@@ -10,7 +10,7 @@ use headroom_core::ports::{ErrorClass, FailureKind, PortError};
 use chrono::{DateTime, Utc};
 use headroom_core::ports::ScalingTargets;
 use headroom_core::usecase::Ports;
-use headroom_core::ScalableTargetId;
+use headroom_core::{ScalableTargetId, TargetPlan};
 use headroom_tick::{handle, Outcome};
 
 /// AAS in memory whose RegisterScalableTarget is denied while `deny` is set.
@@ -59,9 +59,8 @@ fn t(s: &str) -> DateTime<Utc> {
 async fn a_failing_target_records_its_error_and_since_when_until_it_converges() {
     // GIVEN a managed target whose registration AAS denies
     let id: ScalableTargetId = "endpoint/chat/variant/AllTraffic".parse().unwrap();
-    let store = MemoryStateStore::default().with_plan(&format!(
-        "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 2\nmax_capacity = 6\n"
-    ));
+    let plan = TargetPlan::test(&id.to_string()).bounds(2, 6).plan();
+    let store = MemoryStateStore::default().with_plan(&plan.text());
     let aas = DenyingAas::default();
     aas.deny.store(true, Ordering::SeqCst);
     let tick = serde_json::from_str::<serde_json::Value>(include_str!(
