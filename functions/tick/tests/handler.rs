@@ -80,6 +80,7 @@ async fn a_failing_target_records_its_error_and_since_when_until_it_converges() 
     let error = state.last_error.clone().expect("the failure is recorded");
     assert_eq!(error.since, t("2026-03-14T09:00:00Z"));
     assert!(error.message.contains("AccessDeniedException"), "{error:?}");
+    assert_eq!(error.code.as_deref(), Some("AccessDeniedException"));
     assert!(!error.retryable);
 
     // WHEN AAS accepts again THEN the next tick converges, and the one after finds AAS in

@@ -54,6 +54,14 @@ impl ReconcileError {
             Self::NoPlan | Self::BadStoredPlan { .. } | Self::Unmanaged { .. } => false,
         }
     }
+
+    /// AWS's error code behind the failure, when AWS answered.
+    pub fn aws_code(&self) -> Option<&str> {
+        match self {
+            Self::LoadPlan(e) | Self::Port { source: e, .. } => e.code(),
+            _ => None,
+        }
+    }
 }
 
 /// A pure change an event makes to a target's state before the decision, identified by the
@@ -101,6 +109,9 @@ pub struct TickReport {
 pub struct TickFailure {
     pub target: String,
     pub error: String,
+    /// AWS's error code, when AWS answered (`ThrottlingException`, `AccessDeniedException`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     pub retryable: bool,
 }
 
@@ -449,6 +460,7 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                     report.errors.push(TickFailure {
                         target: id.to_string(),
                         error: format!("failed to observe the page: {e}"),
+                        code: e.code().map(str::to_owned),
                         retryable,
                     });
                 }
@@ -473,6 +485,7 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                     Err(e) => report.errors.push(TickFailure {
                         target: target.id.to_string(),
                         retryable: e.is_retryable(),
+                        code: e.code().map(str::to_owned),
                         error: format!("failed to read SageMaker capacity: {e}"),
                     }),
                 }
@@ -514,6 +527,7 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                 Err(e) => report.errors.push(TickFailure {
                     target: target.id.to_string(),
                     retryable: e.is_retryable(),
+                    code: e.aws_code().map(str::to_owned),
                     error: e.to_string(),
                 }),
             }
