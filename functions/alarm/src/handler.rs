@@ -183,7 +183,7 @@ async fn handle_from<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     };
     let key = idempotency_key(&t);
     let mut report = AlarmReport {
-        alarm: t.alarm_name.clone(),
+        alarm: t.alarm_name.to_string(),
         state: t.state.to_string(),
         at: t.at,
         idempotency_key: key.clone(),
@@ -285,7 +285,7 @@ async fn handle_from<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
     }
     if let Some(first) = retryable.first() {
         return Err(HandlerError::Incomplete {
-            alarm: t.alarm_name.clone(),
+            alarm: t.alarm_name.to_string(),
             failed: retryable.len(),
             total: routes.len(),
             first: first.clone(),

@@ -8,7 +8,10 @@ use headroom_events::sagemaker::{EndpointStatus, SageMakerEvent, SageMakerEventK
 use headroom_events::Trigger;
 use serde_json::{json, Value};
 
-use headroom_core::lead_samples::{LEAD_SAMPLES_KEPT, SOURCE_ACTIVITY, SOURCE_ENDPOINT};
+use headroom_core::model::{SampleSource, LEAD_SAMPLES_KEPT};
+
+const SOURCE_ACTIVITY: SampleSource = SampleSource::AasActivity;
+const SOURCE_ENDPOINT: SampleSource = SampleSource::EndpointState;
 
 const FUNCTION: &str = "headroom-deploy";
 

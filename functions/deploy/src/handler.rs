@@ -11,10 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{Endpoints, ReviewStore, ScalingActivity, ScalingHistory};
-use headroom_core::identity::{
-    assess, merge_for_storage, IdentityChange, ModelHistory, ModelIdentity,
-};
+use headroom_core::identity::{assess, merge_for_storage, IdentityChange, ModelIdentity};
 use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId, VariantName};
+use headroom_core::model::{ModelFingerprint, ReviewId};
 use headroom_core::plan::{Plan, TargetPlan};
 use headroom_core::ports::{SaveOutcome, ScalingTargets, StateStore};
 use headroom_core::reconcile::{load_plan, reconcile_target, EventChange};
@@ -29,7 +28,7 @@ use serde::Serialize;
 
 use crate::error::{port, DeployError};
 use crate::observe::{Observation, Observer};
-use headroom_core::lead_samples::{activity_samples, merge_samples, Transitions};
+use headroom_core::lead_samples::{activity_samples, merge_samples};
 
 /// `kind` of the handler's answer (what a pipeline calling the Lambda reads).
 pub const RESULT_KIND: &str = "headroom.deploy-result/v1";
@@ -96,9 +95,9 @@ pub struct TargetReport {
     /// `baseline`, `unchanged`, `changed` or `absent` (nothing serves behind it now).
     pub change: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous_fingerprint: Option<String>,
+    pub previous_fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewReport>,
     pub lead_samples_added: usize,
@@ -109,7 +108,7 @@ pub struct TargetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewReport {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<ReviewId>,
     /// `opened`, `reopened`, `already_open`, or `disabled` (the plan turned reviews off).
     pub action: &'static str,
     pub tagged: bool,
@@ -118,12 +117,12 @@ pub struct ReviewReport {
 /// An open review, as a pipeline's `check` sees it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewBrief {
-    pub id: String,
+    pub id: ReviewId,
     pub target: String,
     pub opened_at: DateTime<Utc>,
     pub model: String,
-    pub fingerprint: String,
-    pub previous_fingerprint: String,
+    pub fingerprint: ModelFingerprint,
+    pub previous_fingerprint: ModelFingerprint,
 }
 
 /// Which targets of an endpoint a pipeline hook names.
@@ -469,10 +468,10 @@ where
             .or_else(|| stored.as_ref().map(ModelIdentity::fingerprint));
         report.previous_fingerprint = previous.clone();
 
-        match assess(previous.as_deref(), &identity) {
+        match assess(previous.as_ref(), &identity) {
             IdentityChange::Baseline => {
                 report.change = "baseline";
-                tracing::info!(target_id = %id, fingerprint, model = %identity.summary(), "model identity baseline recorded (no review)");
+                tracing::info!(target_id = %id, fingerprint = %fingerprint, model = %identity.summary(), "model identity baseline recorded (no review)");
             }
             IdentityChange::Unchanged => report.change = "unchanged",
             IdentityChange::Changed {
@@ -532,7 +531,7 @@ where
             let (notes, n) = record(
                 state,
                 &fingerprint,
-                previous.as_deref(),
+                previous.as_ref(),
                 &identity.summary(),
                 since,
                 transition.as_ref(),
@@ -578,14 +577,14 @@ where
         watch: &Watch<'_>,
         identity: &ModelIdentity,
         endpoint_arn: Option<String>,
-        previous_fingerprint: &str,
+        previous_fingerprint: &ModelFingerprint,
         previous: Option<ModelIdentity>,
         state: &TargetState,
         notes: &mut Vec<String>,
     ) -> Result<ReviewReport, DeployError> {
         let id = &target.id;
         if !target.review.enabled {
-            tracing::info!(target_id = %id, previous = previous_fingerprint, current = %identity.fingerprint(), "model identity changed; the plan turns reviews off for this target");
+            tracing::info!(target_id = %id, previous = %previous_fingerprint, current = %identity.fingerprint(), "model identity changed; the plan turns reviews off for this target");
             return Ok(ReviewReport {
                 id: None,
                 action: "disabled",
@@ -669,16 +668,16 @@ where
                 Ok(()) => tagged = true,
                 Err(e) if e.is_retryable() => return Err(port(arn, "tag the endpoint")(e)),
                 Err(e) => {
-                    tracing::warn!(target_id = %id, review_id, error = %e, "could not tag the endpoint for the review");
+                    tracing::warn!(target_id = %id, review_id = %review_id, error = %e, "could not tag the endpoint for the review");
                     notes.push(format!("review {review_id}: endpoint not tagged: {e}"));
                 }
             }
         }
         tracing::warn!(
             target_id = %id,
-            review_id,
+            review_id = %review_id,
             action,
-            previous = previous_fingerprint,
+            previous = %previous_fingerprint,
             current = %identity.fingerprint(),
             model = %identity.summary(),
             policies = policies_attached,
@@ -700,17 +699,16 @@ where
 /// and how many samples were added.
 pub fn record(
     state: &mut TargetState,
-    fingerprint: &str,
-    expected_previous: Option<&str>,
+    fingerprint: &ModelFingerprint,
+    expected_previous: Option<&ModelFingerprint>,
     summary: &str,
     since: DateTime<Utc>,
     transition: Option<&(EndpointStatus, DateTime<Utc>, Option<u32>)>,
     activities: &[ScalingActivity],
 ) -> (Vec<String>, usize) {
     let mut notes = Vec::new();
-    let mut models = ModelHistory::from_notes(&state.notes);
-    if state.model.as_deref() != Some(fingerprint) {
-        if state.model.as_deref() == expected_previous {
+    if state.model.as_ref() != Some(fingerprint) {
+        if state.model.as_ref() == expected_previous {
             notes.push(match expected_previous {
                 None => {
                     format!("model identity {fingerprint} recorded as the baseline ({summary})")
@@ -719,8 +717,8 @@ pub fn record(
                     format!("model identity changed from {prev} to {fingerprint} ({summary})")
                 }
             });
-            state.model = Some(fingerprint.to_owned());
-            models.record(fingerprint, since);
+            state.model = Some(fingerprint.clone());
+            state.deploy.models.record(fingerprint, since);
         } else {
             notes.push(format!(
                 "model identity moved to {} meanwhile: left as is for the next event",
@@ -728,19 +726,22 @@ pub fn record(
             ));
         }
     }
-    if models.entries.is_empty() {
+    if state.deploy.models.is_empty() {
         if let Some(m) = state.model.clone() {
-            models.record(&m, since);
+            state.deploy.models.record(&m, since);
         }
     }
-    models.store(&mut state.notes);
     let mut samples = Vec::new();
     if let Some((status, at, desired)) = transition {
-        let mut tr = Transitions::from_notes(&state.notes);
-        samples.extend(tr.observe(status, *at, *desired, state.model.as_deref()));
-        tr.store(&mut state.notes);
+        let model = state.model.as_ref();
+        samples.extend(
+            state
+                .deploy
+                .transition
+                .observe(status, *at, *desired, model),
+        );
     }
-    samples.extend(activity_samples(activities, &models));
+    samples.extend(activity_samples(activities, &state.deploy.models));
     let added = merge_samples(&mut state.lead_samples, samples);
     if added > 0 {
         notes.push(format!("{added} scale-out measurement(s) recorded"));

@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
-use headroom_core::forecast::refresh::tick_with_forecasts;
 use headroom_core::metrics_port::{DemandHistory, NoDemand};
 use headroom_core::peaks::peak_change;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
@@ -11,6 +10,7 @@ use headroom_core::reconcile::{
     load_plan, reconcile_named, EventChange, ReconcileError, TickFailure, TickReport,
 };
 use headroom_core::state::take_state;
+use headroom_core::usecase::forecast_refresh::tick_with_forecasts;
 use headroom_core::ScalableTargetId;
 use headroom_events::{parse_trigger, EventError, Trigger};
 use serde::Serialize;
@@ -71,7 +71,7 @@ pub async fn handle<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
 
 /// [`handle`], refreshing due demand forecasts from `metrics` after the tick (hourly per target:
 /// the tick already read every state, so it knows which forecasts are due at no extra cost; the
-/// use case is `headroom_core::forecast::refresh::tick_with_forecasts`).
+/// use case is `headroom_core::usecase::forecast_refresh::tick_with_forecasts`).
 pub async fn handle_with_metrics<
     A: ScalingTargets,
     S: StateStore,
@@ -197,8 +197,8 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use headroom_core::capacity_port::NoCapacity;
-    use headroom_core::decide::{Observed, Suspended};
     use headroom_core::memory::{MemoryScalingTargets, MemoryStateStore};
+    use headroom_core::model::{Observed, Suspended};
     use headroom_core::ports::{ErrorClass, FailureKind, PortError};
 
     use super::*;

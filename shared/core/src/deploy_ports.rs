@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::identity::{ContainerIdentity, ModelIdentity};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
+use crate::model::ReviewId;
 use crate::ports::{PortError, SaveOutcome};
 use crate::review::{Review, ScalingPolicySummary};
 
@@ -163,7 +164,7 @@ pub trait ReviewStore: Send + Sync {
     fn load_review(
         &self,
         id: &ScalableTargetId,
-        review_id: &str,
+        review_id: &ReviewId,
     ) -> impl Future<Output = Result<Option<Review>, PortError>> + Send;
 
     /// Writes `review` as revision `review.revision + 1` if the stored revision is still

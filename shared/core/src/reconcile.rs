@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
 use crate::capacity_port::{CurrentCapacity, NoCapacity};
-use crate::decide::{decide, Action, Decision, Observed};
+use crate::decide::{decide, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::log::{DecisionRecord, LogEntry};
+use crate::log::DecisionRecord;
+use crate::model::{LogEntry, Observed};
 use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
 use crate::ports::{ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::state::{take_state, TargetState};
@@ -87,7 +88,7 @@ pub struct TickReport {
     pub observed: Vec<String>,
     pub errors: Vec<TickFailure>,
     /// Targets whose demand forecast is due for its hourly refresh
-    /// (`forecast::refresh_forecasts`), found in the states the tick read anyway.
+    /// (`usecase::forecast_refresh::refresh_forecasts`), found in the states the tick read anyway.
     pub forecast_due: Vec<ScalableTargetId>,
 }
 
@@ -140,7 +141,7 @@ fn decide_now(
     state: &TargetState,
     now: DateTime<Utc>,
 ) -> Decision {
-    let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+    let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
     decide(target, observed, state, lead.span, now)
 }
 

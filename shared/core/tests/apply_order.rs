@@ -10,9 +10,8 @@ mod common;
 
 use common::{at, id};
 use headroom_core::claim::{Claim, ClaimSource};
-use headroom_core::decide::{Bounds, Observed, Suspended};
-use headroom_core::log::LogEntry;
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{Bounds, LogEntry, Observed, Suspended};
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{
     ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, StoredPlan,

@@ -4,10 +4,11 @@
 use chrono::{DateTime, Duration, Utc};
 use headroom_core::claim::ClaimSource;
 use headroom_core::decide::decide;
-use headroom_core::forecast::{build_forecast, refresh_forecasts, DemandSeries};
+use headroom_core::forecast::{build_forecast, DemandSeries};
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::metrics_port::MemoryDemand;
 use headroom_core::reconcile::tick_plan;
+use headroom_core::usecase::forecast_refresh::refresh_forecasts;
 use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
 
 fn at(s: &str) -> DateTime<Utc> {

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::Value;
 
-pub use headroom_core::alarms::{AlarmState, AlarmTransition};
+pub use headroom_core::alarms::AlarmTransition;
+pub use headroom_core::model::AlarmState;
 
 use headroom_core::plan::{MAX_ALARM_ARN, MAX_ALARM_NAME};
 use headroom_core::text::{cut, cut_to};
@@ -186,7 +187,7 @@ fn transition(
         )
     })?;
     let t = AlarmTransition {
-        alarm_name,
+        alarm_name: alarm_name.into(),
         alarm_arn,
         state,
         previous,

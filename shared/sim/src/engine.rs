@@ -13,12 +13,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
-use headroom_core::decide::Observed;
-use headroom_core::forecast::{refresh_forecasts, DemandSeries, ForecastScore};
+use headroom_core::forecast::{DemandSeries, ForecastScore};
 use headroom_core::memory::{block_on, MemoryStateStore};
 use headroom_core::metrics_port::{window, DemandHistory};
+use headroom_core::model::Observed;
 use headroom_core::ports::{PortError, ScalingTargets};
 use headroom_core::reconcile::tick_plan_observing;
+use headroom_core::usecase::forecast_refresh::refresh_forecasts;
 use headroom_core::Span;
 use headroom_core::{ScalableTargetId, Suspended};
 use rand::rngs::SmallRng;

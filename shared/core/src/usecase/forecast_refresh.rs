@@ -108,7 +108,7 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         if !is_due(state.forecast.as_ref(), now) {
             return Vec::new();
         }
-        let lead = lead_time(target, &state.lead_samples, state.model.as_deref()).span;
+        let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
         let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
         next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
         for r in next.schedule.iter().filter(|r| r.verdict != Verdict::Ok) {
