@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
-use crate::capacity_port::{CurrentCapacity, NoCapacity};
+use crate::capacity_port::CurrentCapacity;
 use crate::decide::{decide, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -97,12 +97,6 @@ pub struct TickFailure {
     pub target: String,
     pub error: String,
     pub retryable: bool,
-}
-
-impl TickReport {
-    pub fn has_retryable_errors(&self) -> bool {
-        self.errors.iter().any(|e| e.retryable)
-    }
 }
 
 /// Loads and validates the stored plan.
@@ -396,18 +390,6 @@ pub async fn tick<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
 ) -> Result<TickReport, ReconcileError> {
     let (plan_version, plan) = load_plan(store).await?;
     Ok(tick_plan_observing(aas, store, capacity, &plan, plan_version, now).await)
-}
-
-/// [`tick`] with a plan already in hand (the simulator and tests hold theirs), without reading
-/// SageMaker capacity.
-pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
-    aas: &A,
-    store: &S,
-    plan: &Plan,
-    plan_version: u64,
-    now: DateTime<Utc>,
-) -> TickReport {
-    tick_plan_observing(aas, store, None::<&NoCapacity>, plan, plan_version, now).await
 }
 
 /// The tick's single pass over the plan, a page of 50 targets at a time: one describe and one
