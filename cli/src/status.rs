@@ -47,7 +47,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
         for target in page {
             let state = take_state(&mut states, &target.id);
             let seen = observed.iter().find(|o| o.id == target.id);
-            let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+            let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
             let d = decide(target, seen, &state, lead.span, now);
             let mut latencies: Vec<i64> = state.wake_latencies.iter().map(|w| w.seconds).collect();
             latencies.sort_unstable();

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use headroom_core::decide::{Observed, Suspended};
 use headroom_core::memory::{MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{Observed, Suspended};
 use headroom_core::ports::{ErrorClass, FailureKind, PortError};
 
 use chrono::{DateTime, Utc};

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::endpoint_status::EndpointStatus;
 use crate::identity::{ContainerIdentity, ModelIdentity};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
+use crate::model::ReviewId;
 use crate::ports::{PortError, SaveOutcome};
 use crate::review::{Review, ScalingPolicySummary};
 
@@ -164,7 +165,7 @@ pub trait ReviewStore: Send + Sync {
     fn load_review(
         &self,
         id: &ScalableTargetId,
-        review_id: &str,
+        review_id: &ReviewId,
     ) -> impl Future<Output = Result<Option<Review>, PortError>> + Send;
 
     /// Writes `review` as revision `review.revision + 1` if the stored revision is still

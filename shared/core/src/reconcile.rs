@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use crate::alarms::{observe_capacity, wants_capacity_observation};
 use crate::capacity_port::{Counts, CurrentCapacity};
-use crate::decide::{decide, Action, Decision, Observed};
+use crate::decide::{decide, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::log::{DecisionRecord, LogEntry};
+use crate::log::DecisionRecord;
+use crate::model::{LogEntry, Observed};
 use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
 use crate::ports::{ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::state::{take_state, TargetState};
@@ -95,7 +96,7 @@ pub struct TickReport {
     pub observed: Vec<String>,
     pub errors: Vec<TickFailure>,
     /// Targets whose demand forecast is due for its hourly refresh
-    /// (`forecast::refresh_forecasts`), found in the states the tick read anyway.
+    /// (`usecase::forecast_refresh::refresh_forecasts`), found in the states the tick read anyway.
     pub forecast_due: Vec<ScalableTargetId>,
     /// Forecasts the tick refreshed after its pass.
     #[serde(skip_serializing_if = "is_zero")]
@@ -113,12 +114,6 @@ pub struct TickFailure {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     pub retryable: bool,
-}
-
-impl TickReport {
-    pub fn has_retryable_errors(&self) -> bool {
-        self.errors.iter().any(|e| e.retryable)
-    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -161,7 +156,7 @@ fn decide_now(
     state: &TargetState,
     now: DateTime<Utc>,
 ) -> Decision {
-    let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+    let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
     decide(target, observed, state, lead.span, now)
 }
 
@@ -416,18 +411,6 @@ pub async fn tick<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
 ) -> Result<TickReport, ReconcileError> {
     let (plan_version, plan) = load_plan(store).await?;
     Ok(tick_plan_observing(aas, store, capacity, &plan, plan_version, now).await)
-}
-
-/// [`tick`] with a plan already in hand (the simulator and tests hold theirs), without reading
-/// SageMaker capacity.
-pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
-    aas: &A,
-    store: &S,
-    plan: &Plan,
-    plan_version: u64,
-    now: DateTime<Utc>,
-) -> TickReport {
-    tick_plan_observing(aas, store, None::<&()>, plan, plan_version, now).await
 }
 
 /// The tick's single pass over the plan, a page of 50 targets at a time: one describe and one

@@ -10,14 +10,13 @@ mod common;
 
 use common::{at, id};
 use headroom_core::claim::{Claim, ClaimSource};
-use headroom_core::decide::{Bounds, Observed, Suspended};
-use headroom_core::log::LogEntry;
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{Bounds, LogEntry, Observed, Suspended};
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{
     ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, StoredPlan,
 };
-use headroom_core::reconcile::{reconcile_target, tick_plan, EventChange, TickReport};
+use headroom_core::reconcile::{reconcile_target, tick_plan_observing, EventChange, TickReport};
 use headroom_core::state::TargetState;
 use headroom_core::ScalableTargetId;
 
@@ -153,7 +152,7 @@ impl StateStore for Store<'_> {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<headroom_core::log::LogEntry>, PortError> {
+    ) -> Result<Vec<headroom_core::model::LogEntry>, PortError> {
         self.0.store.recent_log(id, limit).await
     }
 }
@@ -183,7 +182,14 @@ fn guard_claim(floor: u32) -> Claim {
 
 fn tick(w: &World, minute: &str) -> TickReport {
     let (aas, store) = w.ports();
-    block_on(tick_plan(&aas, &store, &plan(), 1, at(minute)))
+    block_on(tick_plan_observing(
+        &aas,
+        &store,
+        None::<&()>,
+        &plan(),
+        1,
+        at(minute),
+    ))
 }
 
 #[test]
@@ -238,7 +244,7 @@ fn a_register_that_failed_after_the_state_write_is_reapplied_by_the_next_tick_wi
 
     // WHEN a tick fails at the register, and the next tick runs
     let failed = tick(&w, "10:00");
-    assert!(failed.has_retryable_errors(), "{failed:?}");
+    assert!(failed.errors.iter().any(|e| e.retryable), "{failed:?}");
     let next = tick(&w, "10:01");
 
     // THEN the next tick applies the stored bounds and does not call its own change drift

@@ -13,9 +13,11 @@
 //! | `headroom reviews list/ack` | [`reviews`] | the CLI |
 //!
 //! The routing (which function takes which trigger) is `crate::trigger::Trigger::function`.
+//! Use cases sit above the rules and the ports; nothing else in the core imports them.
 
 pub mod alarm;
 pub mod deploy;
+pub mod forecast_refresh;
 pub mod peak;
 mod ports;
 pub mod reviews;

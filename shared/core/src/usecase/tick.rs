@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::capacity_port::CurrentCapacity;
-use crate::forecast::refresh::refresh_forecasts;
 use crate::ids::ScalableTargetId;
 use crate::metrics_port::DemandHistory;
 use crate::plan::Plan;
@@ -13,6 +12,7 @@ use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::reconcile::{load_plan, tick_plan_observing, ReconcileError, TickFailure, TickReport};
 use crate::state::take_state;
 use crate::trigger::Tick;
+use crate::usecase::forecast_refresh::refresh_forecasts;
 
 use super::Ports;
 

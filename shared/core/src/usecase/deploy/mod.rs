@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
+use crate::model::{ModelFingerprint, ReviewId};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::trigger::{PipelineHook, SageMakerEvent};
 
@@ -140,9 +141,9 @@ pub struct TargetReport {
     pub target: String,
     pub change: ModelChange,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous_fingerprint: Option<String>,
+    pub previous_fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewReport>,
     pub lead_samples_added: usize,
@@ -153,7 +154,7 @@ pub struct TargetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewReport {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<ReviewId>,
     pub action: ReviewAction,
     pub tagged: bool,
 }
@@ -161,12 +162,12 @@ pub struct ReviewReport {
 /// An open review, as a pipeline's `check` sees it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewBrief {
-    pub id: String,
+    pub id: ReviewId,
     pub target: String,
     pub opened_at: DateTime<Utc>,
     pub model: String,
-    pub fingerprint: String,
-    pub previous_fingerprint: String,
+    pub fingerprint: ModelFingerprint,
+    pub previous_fingerprint: ModelFingerprint,
 }
 
 /// What the watch found behind one target.
