@@ -6,8 +6,8 @@ use headroom_core::claim::ClaimSource;
 use headroom_core::decide::decide;
 use headroom_core::forecast::{build_forecast, DemandSeries};
 use headroom_core::memory::{block_on, MemoryDemand, MemoryScalingTargets, MemoryStateStore};
-use headroom_core::reconcile::tick_plan_observing;
 use headroom_core::usecase::forecast_refresh::refresh_forecasts;
+use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
 
 fn at(s: &str) -> DateTime<Utc> {

@@ -11,8 +11,9 @@ use headroom_core::alarms::{apply_transition, idempotency_key, AlarmRole, AlarmT
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
 use headroom_core::model::{AlarmName, AlarmState};
 use headroom_core::plan::{parse_plan, Plan};
-use headroom_core::reconcile::{reconcile_target, tick_plan_observing, EventChange};
+use headroom_core::reconcile::{reconcile_target, EventChange};
 use headroom_core::state::{AlarmMark, TargetState};
+use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::{ClaimSource, ScalableTargetId};
 
 const PLAN: &str = r#"

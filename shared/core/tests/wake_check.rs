@@ -1,4 +1,4 @@
-//! The tick's capacity observation (`reconcile::tick_plan_observing`) against memory ports: it
+//! The tick's capacity observation (`usecase::tick::tick_plan_observing`) against memory ports: it
 //! reads SageMaker only for targets that need it, records wake latencies and high-water marks,
 //! reports failures with their retry class, and redoes its write when another invocation wrote
 //! first.
@@ -17,8 +17,8 @@ use headroom_core::model::AlarmState;
 use headroom_core::model::LogEntry;
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
-use headroom_core::reconcile::{tick_plan_observing, TickReport};
 use headroom_core::state::TargetState;
+use headroom_core::usecase::tick::{tick_plan_observing, TickReport};
 use headroom_core::{ClaimSource, ScalableTargetId};
 
 const PLAN: &str = r#"

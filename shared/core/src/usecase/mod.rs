@@ -22,5 +22,6 @@ pub mod peak;
 mod ports;
 pub mod reviews;
 pub mod tick;
+mod tick_pass;
 
 pub use ports::Ports;

@@ -9,11 +9,12 @@ use crate::ids::ScalableTargetId;
 use crate::metrics_port::DemandHistory;
 use crate::plan::Plan;
 use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
-use crate::reconcile::{load_plan, tick_plan_observing, ReconcileError, TickFailure, TickReport};
+use crate::reconcile::{load_plan, ReconcileError};
 use crate::state::take_state;
 use crate::trigger::Tick;
 use crate::usecase::forecast_refresh::refresh_forecasts;
 
+pub use super::tick_pass::{tick_plan_observing, TickFailure, TickReport};
 use super::Ports;
 
 #[derive(Debug, thiserror::Error)]
