@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{ConfigVariantView, EndpointConfigView, EndpointView, ModelView};
+use headroom_core::endpoint_status::EndpointStatus;
 use headroom_core::lead_time::lead_time;
 use headroom_core::memory::{
     count, Calls, MemoryCapacity, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory,
@@ -272,7 +273,7 @@ impl World {
                     "arn:aws:sagemaker:us-east-1:123456789012:endpoint/{endpoint}"
                 )),
                 config_name: Some(config.clone()),
-                status: "InService".into(),
+                status: EndpointStatus::InService,
                 variants: Vec::new(),
                 last_modified: Some(now),
             });

@@ -128,7 +128,7 @@ fn short(i: &headroom_core::identity::ModelIdentity) -> String {
         .clone()
         .or_else(|| i.model_name.clone())
         .or_else(|| i.inference_component.clone())
-        .unwrap_or_else(|| i.fingerprint())
+        .unwrap_or_else(|| i.fingerprint().into())
 }
 
 /// The lint's findings by severity ("1 error, 2 warn"), "-" for a review stored before the lint.
@@ -160,7 +160,7 @@ pub fn table(reviews: &[Review]) -> String {
                 (None, _) => format!("no samples; lead {}s", r.warmup.lead_time_s),
             };
             [
-                r.id.clone(),
+                r.id.to_string(),
                 r.status.as_str().to_owned(),
                 r.target.to_string(),
                 r.opened_at.to_rfc3339_opts(SecondsFormat::Secs, true),
@@ -168,7 +168,7 @@ pub fn table(reviews: &[Review]) -> String {
                     "{} -> {}",
                     r.previous
                         .as_ref()
-                        .map_or_else(|| r.previous_fingerprint.clone(), short),
+                        .map_or_else(|| r.previous_fingerprint.to_string(), short),
                     short(&r.current)
                 ),
                 r.policies.len().to_string(),
@@ -217,8 +217,8 @@ mod tests {
     use super::*;
     use chrono::DateTime;
     use headroom_core::identity::{ContainerIdentity, ModelIdentity};
+    use headroom_core::model::{LeadSample, SampleSource};
     use headroom_core::review::{build_review, ReviewInput};
-    use headroom_core::state::LeadSample;
 
     fn identity(version: &str, label: Option<&str>) -> ModelIdentity {
         ModelIdentity {
@@ -258,7 +258,7 @@ mod tests {
                 ended_at: at,
                 seconds: *s,
                 model: Some(old.fingerprint()),
-                source: "aas-activity".into(),
+                source: SampleSource::AasActivity,
             })
             .collect();
         let review = build_review(ReviewInput {
@@ -292,7 +292,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("ID") && lines[0].contains("WARM-UP (OLD MODEL)"));
-        assert!(lines[1].starts_with(&review.id));
+        assert!(lines[1].starts_with(review.id.as_str()));
         assert!(
             lines[1].contains("chat-llama-v7 -> llama3-8b-2026-03-14.2"),
             "{}",

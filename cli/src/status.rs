@@ -47,7 +47,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
         for target in page {
             let state = take_state(&mut states, &target.id);
             let seen = observed.iter().find(|o| o.id == target.id);
-            let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+            let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
             let d = decide(target, seen, &state, lead.span, now);
             let mut latencies: Vec<i64> = state.wake_latencies.iter().map(|w| w.seconds).collect();
             latencies.sort_unstable();
@@ -94,10 +94,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "plan_version": version, "targets": rows }))?
-        )?;
+        let mut answer = json!({ "plan_version": version, "targets": rows });
+        times_to_seconds(&mut answer);
+        outln!("{}", serde_json::to_string_pretty(&answer)?)?;
     } else {
         outln!(
             "plan version {version}, {} target(s), at {}",
@@ -280,9 +279,34 @@ fn secs(v: &Value) -> String {
     )
 }
 
+/// Every RFC 3339 time in `v`, to the second, as the text output shows them.
+fn times_to_seconds(v: &mut Value) {
+    match v {
+        Value::String(text) if text.contains('T') && DateTime::parse_from_rfc3339(text).is_ok() => {
+            *text = secs(&Value::String(std::mem::take(text)));
+        }
+        Value::Array(items) => items.iter_mut().for_each(times_to_seconds),
+        Value::Object(fields) => fields.values_mut().for_each(times_to_seconds),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_times_are_to_the_second_and_other_text_is_left_alone() {
+        let mut v = json!({
+            "since": "2026-03-14T09:00:00.123456789Z",
+            "claims": [{ "until": "2026-03-14T10:00:00.5+01:00" }],
+            "reason": "not a time",
+        });
+        times_to_seconds(&mut v);
+        assert_eq!(v["since"], "2026-03-14T09:00:00Z");
+        assert_eq!(v["claims"][0]["until"], "2026-03-14T09:00:00Z");
+        assert_eq!(v["reason"], "not a time");
+    }
 
     fn row(extra: Value) -> Value {
         let mut row = json!({

@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use chrono::{DateTime, Datelike, Duration, DurationRound, Timelike, Utc};
 use headroom_adapters::{AasScalingTargets, CloudWatchDemand};
 use headroom_core::ports::ScalingTargets;
+use headroom_core::trigger::Tick;
+use headroom_core::usecase::tick::on_tick;
 use headroom_core::usecase::Ports;
 use headroom_core::{ScalableTargetId, Suspended};
 use headroom_tests::cbor_bridge::CborBridge;
@@ -188,10 +190,12 @@ async fn status_shows_the_forecast_the_tick_learned_from_cloudwatch() {
     );
     let (store, _) = table_with_plan(&clients.dynamo, "status-forecast.toml", &plan, now).await;
     // AND the tick has refreshed the forecast through the real CloudWatch adapter
-    let event: serde_json::Value =
-        serde_json::from_str(include_str!("../../events/schedule/tick-rule.json")).expect("json");
     let metrics = CloudWatchDemand::new(cloudwatch.clone());
-    headroom_tick::handle(Ports::new(&aas, &store).with_demand(&metrics), &event, now)
+    let tick = Tick {
+        at: Some(now),
+        id: None,
+    };
+    on_tick(Ports::new(&aas, &store).with_demand(&metrics), &tick, now)
         .await
         .expect("tick");
     assert_eq!(bridge.calls("GetMetricData"), 1);

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use headroom_adapters::{AasScalingTargets, Clients, DynamoStateStore, SageMakerCapacity};
+use headroom_core::trigger::Trigger;
+use headroom_core::usecase::peak::on_peak;
+use headroom_core::usecase::tick::on_tick;
 use headroom_core::usecase::Ports;
 use headroom_tests::{moto, sdk_config, unique};
 
@@ -87,14 +90,26 @@ async fn the_readme_walkthrough_works_against_moto() {
                 .expect("a --data-file");
             let text = std::fs::read_to_string(map_path(file)).expect("the event file");
             let event: serde_json::Value = serde_json::from_str(&text).expect("JSON event");
-            let outcome = headroom_tick::handle(
-                Ports::new(&aas, &store).with_capacity(&capacity),
-                &event,
-                chrono::Utc::now(),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("`{line}` failed: {e}"));
-            let answer = serde_json::to_value(&outcome).expect("answer");
+            // The tick function's use cases, as its handler calls them (the CLI's tests depend on
+            // no function crate).
+            let ports = Ports::new(&aas, &store).with_capacity(&capacity);
+            let now = chrono::Utc::now();
+            let fail = |e: &dyn std::fmt::Display| -> ! { panic!("`{line}` failed: {e}") };
+            let answer = match headroom_events::parse_trigger(&event) {
+                Ok(Trigger::Tick(tick)) => serde_json::to_value(
+                    on_tick(ports, &tick, now)
+                        .await
+                        .unwrap_or_else(|e| fail(&e)),
+                ),
+                Ok(Trigger::Peak(peak)) => serde_json::to_value(
+                    on_peak(ports, &peak, now)
+                        .await
+                        .unwrap_or_else(|e| fail(&e)),
+                ),
+                Ok(other) => fail(&format!("a {} is not the tick function's", other.kind())),
+                Err(e) => fail(&e),
+            }
+            .expect("answer");
             assert!(
                 answer["errors"].as_array().is_none_or(Vec::is_empty),
                 "`{line}`: {answer}"

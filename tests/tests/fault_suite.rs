@@ -617,7 +617,7 @@ struct TargetSnapshot {
     bounds: (i32, i32, bool),
     /// (source, the whole claim), names normalized.
     claims: Vec<(String, String)>,
-    model: Option<String>,
+    model: Option<headroom_core::ModelFingerprint>,
     log: Vec<LogKey>,
     reviews: Vec<String>,
 }

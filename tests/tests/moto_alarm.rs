@@ -13,7 +13,7 @@ use headroom_alarm::{handle, Origin};
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::plan::Plan;
 use headroom_core::ports::{ScalingTargets, StateStore};
-use headroom_core::reconcile::tick_plan_observing;
+use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::usecase::Ports;
 use headroom_core::{ClaimSource, Suspended};
 use headroom_tests::{

@@ -410,7 +410,7 @@ async fn a_pending_record_appended_again_after_a_round_trip_through_the_state_is
     let id = variant(&unique("pending"));
     let now = Utc::now().trunc_subsecs(3);
     let entry =
-        headroom_core::log::LogEntry::of(&record(&id, now, "peak-event:e-1")).expect("entry");
+        headroom_core::model::LogEntry::of(&record(&id, now, "peak-event:e-1")).expect("entry");
     store.append_log_entry(&entry).await.expect("append");
     let mut state = TargetState::default();
     state.pending_log.push(entry);

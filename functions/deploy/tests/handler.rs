@@ -11,6 +11,7 @@ use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId};
 use headroom_core::lead_time::lead_time;
 use headroom_core::memory::{count, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory};
 use headroom_core::memory::{Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{ModelFingerprint, SampleSource};
 use headroom_core::plan::parse_plan;
 use headroom_core::ports::ErrorClass;
 use headroom_core::review::{ReviewStatus, ScalingPolicySummary, REVIEW_TAG};
@@ -75,7 +76,7 @@ impl World {
             name: EndpointName::parse("chat-prod").expect("valid"),
             arn: Some(ARN.into()),
             config_name: Some("chat-prod-config-v7".into()),
-            status: "InService".into(),
+            status: headroom_core::endpoint_status::EndpointStatus::InService,
             variants: vec![EndpointVariantView {
                 name: "AllTraffic".into(),
                 current_instances: Some(2),
@@ -153,12 +154,12 @@ impl World {
         headroom_deploy::handle(self.ports(), event, t(now)).await
     }
 
-    fn fingerprint(&self) -> Option<String> {
+    fn fingerprint(&self) -> Option<ModelFingerprint> {
         self.store.state(&variant()).model
     }
 }
 
-fn fp(version: &str) -> String {
+fn fp(version: &str) -> ModelFingerprint {
     ModelIdentity {
         endpoint: None,
         endpoint_config: None,
@@ -409,12 +410,9 @@ async fn activities_become_samples_of_the_model_then_in_force() {
     assert!(state
         .lead_samples
         .iter()
-        .all(|s| s.model.as_deref() == Some(fp("v7").as_str()) && s.source == "aas-activity"));
-    let lt = lead_time(
-        &plan.targets[0],
-        &state.lead_samples,
-        state.model.as_deref(),
-    );
+        .all(|s| s.model.as_deref() == Some(fp("v7").as_str())
+            && s.source == SampleSource::AasActivity));
+    let lt = lead_time(&plan.targets[0], &state.lead_samples, state.model.as_ref());
     // p90 of [300, 360, 420] = 420 s x 1.25 = 525 s.
     assert_eq!((lt.source, lt.span.as_secs()), ("measured", 525));
 
@@ -444,11 +442,7 @@ async fn activities_become_samples_of_the_model_then_in_force() {
         .lead_samples
         .iter()
         .all(|s| s.model.as_deref() == Some(fp("v7").as_str())));
-    let lt = lead_time(
-        &plan.targets[0],
-        &state.lead_samples,
-        state.model.as_deref(),
-    );
+    let lt = lead_time(&plan.targets[0], &state.lead_samples, state.model.as_ref());
     assert_eq!((lt.source, lt.span.as_secs()), ("configured", 15 * 60));
     // A plan that lets earlier models count keeps using them.
     let counting =
@@ -456,7 +450,7 @@ async fn activities_become_samples_of_the_model_then_in_force() {
     let lt = lead_time(
         &counting.targets[0],
         &state.lead_samples,
-        state.model.as_deref(),
+        state.model.as_ref(),
     );
     assert_eq!((lt.source, lt.span.as_secs()), ("measured", 525));
     // The review shows the warm-up measured under v7.
@@ -486,7 +480,7 @@ async fn updating_to_in_service_with_more_instances_is_measured_once() {
     let samples = w.store.state(&variant()).lead_samples;
     assert_eq!(samples.len(), 1, "{samples:?}");
     assert_eq!(samples[0].seconds, 432);
-    assert_eq!(samples[0].source, "endpoint-state");
+    assert_eq!(samples[0].source, SampleSource::EndpointState);
     assert_eq!(samples[0].model.as_deref(), Some(fp("v7").as_str()));
 }
 
@@ -989,7 +983,7 @@ impl headroom_core::ports::StateStore for FailingSaves<'_> {
     }
     async fn append_log_entry(
         &self,
-        entry: &headroom_core::log::LogEntry,
+        entry: &headroom_core::model::LogEntry,
     ) -> Result<(), headroom_core::ports::PortError> {
         self.inner.append_log_entry(entry).await
     }
@@ -997,7 +991,7 @@ impl headroom_core::ports::StateStore for FailingSaves<'_> {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<headroom_core::log::LogEntry>, headroom_core::ports::PortError> {
+    ) -> Result<Vec<headroom_core::model::LogEntry>, headroom_core::ports::PortError> {
         self.inner.recent_log(id, limit).await
     }
 }
@@ -1047,7 +1041,7 @@ async fn a_review_carries_the_lint_of_the_old_and_new_models_measurements() {
         name: EndpointName::parse("chat-prod").expect("valid"),
         arn: Some(ARN.into()),
         config_name: Some("chat-prod-config-v8".into()),
-        status: "InService".into(),
+        status: headroom_core::endpoint_status::EndpointStatus::InService,
         variants: vec![EndpointVariantView {
             name: "AllTraffic".into(),
             current_instances: Some(2),

@@ -3,14 +3,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use headroom_core::decide::{Observed, Suspended};
 use headroom_core::memory::{MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{Observed, Suspended};
 use headroom_core::ports::{ErrorClass, FailureKind, PortError};
 
 use chrono::{DateTime, Utc};
 use headroom_core::ports::ScalingTargets;
 use headroom_core::usecase::Ports;
-use headroom_core::ScalableTargetId;
+use headroom_core::{ScalableTargetId, TargetPlan};
 use headroom_tick::{handle, Outcome};
 
 /// AAS in memory whose RegisterScalableTarget is denied while `deny` is set.
@@ -59,9 +59,8 @@ fn t(s: &str) -> DateTime<Utc> {
 async fn a_failing_target_records_its_error_and_since_when_until_it_converges() {
     // GIVEN a managed target whose registration AAS denies
     let id: ScalableTargetId = "endpoint/chat/variant/AllTraffic".parse().unwrap();
-    let store = MemoryStateStore::default().with_plan(&format!(
-        "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 2\nmax_capacity = 6\n"
-    ));
+    let plan = TargetPlan::test(&id.to_string()).bounds(2, 6).plan();
+    let store = MemoryStateStore::default().with_plan(&plan.text());
     let aas = DenyingAas::default();
     aas.deny.store(true, Ordering::SeqCst);
     let tick = serde_json::from_str::<serde_json::Value>(include_str!(
@@ -81,6 +80,7 @@ async fn a_failing_target_records_its_error_and_since_when_until_it_converges() 
     let error = state.last_error.clone().expect("the failure is recorded");
     assert_eq!(error.since, t("2026-03-14T09:00:00Z"));
     assert!(error.message.contains("AccessDeniedException"), "{error:?}");
+    assert_eq!(error.code.as_deref(), Some("AccessDeniedException"));
     assert!(!error.retryable);
 
     // WHEN AAS accepts again THEN the next tick converges, and the one after finds AAS in

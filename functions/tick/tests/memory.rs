@@ -7,7 +7,7 @@ use headroom_core::trigger::Trigger;
 use headroom_core::usecase::alarm::{on_alarm, Origin};
 use headroom_core::usecase::peak::PeakOutcome;
 use headroom_core::usecase::Ports;
-use headroom_core::ScalableTargetId;
+use headroom_core::{ScalableTargetId, TargetPlan};
 use headroom_lambda::Classified as _;
 use headroom_tick::{handle, Error, Outcome};
 
@@ -106,14 +106,11 @@ async fn a_tick_over_500_targets_makes_10_describe_calls_10_state_reads_and_writ
     assert_eq!(Calls::get(&aas.calls.describe), 20);
 }
 
-const ONE_TARGET: &str = r#"
-version = 1
-[[target]]
-resource_id = "endpoint/chat-prod/variant/AllTraffic"
-min_capacity = 1
-max_capacity = 8
-lead_time = "25m"
-"#;
+fn one_target() -> String {
+    TargetPlan::test("endpoint/chat-prod/variant/AllTraffic")
+        .plan()
+        .text()
+}
 
 fn chat() -> ScalableTargetId {
     "endpoint/chat-prod/variant/AllTraffic"
@@ -131,7 +128,7 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
     // The fixture's peak starts 14:00Z; with a 25 minute lead it was due at 13:35Z.
     let now = t("2026-11-27T13:50:00Z");
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
-    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+    let store = MemoryStateStore::default().with_plan(&one_target());
 
     let Outcome::Peak(PeakOutcome {
         min,
@@ -176,7 +173,7 @@ async fn an_explicit_peak_arriving_late_applies_at_once_and_says_how_late() {
 #[tokio::test]
 async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
-    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+    let store = MemoryStateStore::default().with_plan(&one_target());
     handle(
         Ports::new(&aas, &store),
         &peak_event(),
@@ -225,9 +222,8 @@ async fn an_early_peak_is_stored_and_the_tick_applies_it_on_time() {
 #[tokio::test]
 async fn a_peak_for_an_unmanaged_target_is_refused_without_any_mutation() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
-    let store = MemoryStateStore::default().with_plan(
-        "version = 1\n[[target]]\nresource_id = \"endpoint/other/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 2\n",
-    );
+    let other = TargetPlan::test("endpoint/other/variant/AllTraffic").bounds(1, 2);
+    let store = MemoryStateStore::default().with_plan(&other.plan().text());
     let err = handle(
         Ports::new(&aas, &store),
         &peak_event(),
@@ -243,7 +239,7 @@ async fn a_peak_for_an_unmanaged_target_is_refused_without_any_mutation() {
 #[tokio::test]
 async fn malformed_events_are_refused_with_the_field_named_and_no_mutation() {
     let aas = MemoryScalingTargets::default().with_target(chat(), 1, 8);
-    let store = MemoryStateStore::default().with_plan(ONE_TARGET);
+    let store = MemoryStateStore::default().with_plan(&one_target());
     for (file, needle) in [
         (
             include_str!("../../../events/invalid/peak-floor-zero.json"),

@@ -17,7 +17,8 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::ids::ScalableTargetId;
-use headroom_core::log::{LogEntry, LOG_TTL_DAYS};
+use headroom_core::log::LOG_TTL_DAYS;
+use headroom_core::model::LogEntry;
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
 use headroom_core::TargetState;
 

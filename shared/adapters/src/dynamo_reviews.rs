@@ -16,6 +16,7 @@ use chrono::{SecondsFormat, Utc};
 use headroom_core::deploy_ports::ReviewStore;
 use headroom_core::identity::ModelIdentity;
 use headroom_core::ids::ScalableTargetId;
+use headroom_core::model::ReviewId;
 use headroom_core::ports::{PortError, SaveOutcome};
 use headroom_core::review::Review;
 
@@ -168,7 +169,7 @@ impl ReviewStore for DynamoReviews {
     async fn load_review(
         &self,
         id: &ScalableTargetId,
-        review_id: &str,
+        review_id: &ReviewId,
     ) -> Result<Option<Review>, PortError> {
         let out = self
             .client

@@ -12,6 +12,7 @@ use headroom_core::deploy_ports::{
     ComponentView, ConfigVariantView, EndpointConfigView, EndpointVariantView, EndpointView,
     Endpoints, ManagedInstanceScalingView, ModelView,
 };
+use headroom_core::endpoint_status::EndpointStatus;
 use headroom_core::identity::ContainerIdentity;
 use headroom_core::ids::{ComponentName, EndpointName};
 use headroom_core::ports::PortError;
@@ -98,10 +99,7 @@ impl Endpoints for SageMakerModels {
             name: name.clone(),
             arn: out.endpoint_arn().map(str::to_owned),
             config_name: out.endpoint_config_name().map(str::to_owned),
-            status: out
-                .endpoint_status()
-                .map(|s| s.as_str().to_owned())
-                .unwrap_or_default(),
+            status: EndpointStatus::parse(out.endpoint_status().map_or("", |s| s.as_str())),
             variants: out
                 .production_variants()
                 .iter()

@@ -1,5 +1,5 @@
 //! Keeps a target's alarm facts bounded (issue 11, item 8). Every alarm a target's guard or
-//! wake listens to leaves a mark and up to two notes in the state (`alarms.rs`); with
+//! wake listens to leaves a mark and up to two facts in the state (`alarms.rs`); with
 //! metric-routed alarms that is any number of names, and an item over DynamoDB's 400 KB fails
 //! every later write. So the facts of an alarm are dropped once they can no longer matter:
 //!
@@ -19,9 +19,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::alarms::{
-    alarm_metric, claim_setting_alarms, ALARM_METRIC_NOTE, LAST_IN_ALARM_NOTE, MAX_CLOCK_SKEW,
-};
+use crate::alarms::{claim_setting_alarms, MAX_CLOCK_SKEW};
+use crate::model::AlarmName;
 use crate::plan::{AlarmArn, TargetPlan};
 use crate::state::TargetState;
 
@@ -41,7 +40,10 @@ fn entry_name(entry: &str) -> &str {
 fn listened(target: &TargetPlan, state: &TargetState, name: &str) -> bool {
     let selects = |alarms: &[String], metrics: &[String]| {
         alarms.iter().any(|a| entry_name(a) == name)
-            || alarm_metric(state, name).is_some_and(|m| metrics.iter().any(|x| x == m))
+            || state
+                .alarm_facts
+                .metric(name)
+                .is_some_and(|m| metrics.iter().any(|x| x == m))
     };
     target
         .guard
@@ -73,7 +75,7 @@ fn horizon(target: &TargetPlan) -> chrono::Duration {
 pub fn prune_alarm_facts(target: &TargetPlan, state: &mut TargetState, now: DateTime<Utc>) {
     let oldest = now - horizon(target);
     let latest = now + MAX_CLOCK_SKEW;
-    let mut drop: Vec<String> = state
+    let mut drop: Vec<AlarmName> = state
         .alarm_marks
         .iter()
         .filter(|(name, mark)| {
@@ -87,7 +89,7 @@ pub fn prune_alarm_facts(target: &TargetPlan, state: &mut TargetState, now: Date
             state.alarm_marks.remove(name);
         }
         let keep = claim_setting_alarms(target, state);
-        let mut rest: Vec<(DateTime<Utc>, String)> = state
+        let mut rest: Vec<(DateTime<Utc>, AlarmName)> = state
             .alarm_marks
             .iter()
             .filter(|(name, _)| !keep.contains(name))
@@ -101,18 +103,7 @@ pub fn prune_alarm_facts(target: &TargetPlan, state: &mut TargetState, now: Date
     for name in &drop {
         state.alarm_marks.remove(name);
     }
-    // The notes follow the marks: an entry without a mark is dropped too.
-    for note in [LAST_IN_ALARM_NOTE, ALARM_METRIC_NOTE] {
-        let Some(map) = state
-            .notes
-            .get_mut(note)
-            .and_then(serde_json::Value::as_object_mut)
-        else {
-            continue;
-        };
-        map.retain(|name, _| state.alarm_marks.contains_key(name));
-        if map.is_empty() {
-            state.notes.remove(note);
-        }
-    }
+    // The facts follow the marks: an alarm without a mark has none.
+    let marks = &state.alarm_marks;
+    state.alarm_facts.retain(|name| marks.contains_key(name));
 }

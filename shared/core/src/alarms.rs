@@ -5,7 +5,7 @@
 //! step of a state machine, headroom keeps two facts per alarm and *derives* the claim from them:
 //! - the alarm's mark: the newest transition applied (`TargetState::alarm_marks`);
 //! - the last instant the alarm was known to be in ALARM (a transition to ALARM, or away from it),
-//!   kept in `TargetState::notes` under [`LAST_IN_ALARM_NOTE`];
+//!   kept in `TargetState::alarm_facts`;
 //!
 //! plus, for the guard, the high-water mark (`TargetState::high_water`). All three only ever move
 //! forward (newest time, highest count), so any interleaving of duplicated and reordered
@@ -26,94 +26,34 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
+use crate::model::{AlarmName, AlarmState};
 use crate::plan::{alarm_matches, AlarmArn, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
 use crate::state::{AlarmMark, TargetState, WakeLatency};
 
-/// `TargetState::notes` key holding, per alarm name, the last instant the alarm was known to be
-/// in ALARM (RFC 3339).
-pub const LAST_IN_ALARM_NOTE: &str = "alarm_last_in_alarm";
-/// `TargetState::notes` key holding, per alarm name, the AWS/SageMaker metric of the alarm's
-/// mark when the alarm's dimensions name this target (see [`routed_metric`]): how the claims
-/// recognise an alarm the plan routes by metric rather than by name.
-pub const ALARM_METRIC_NOTE: &str = "alarm_metric";
 /// At most this many wake latencies are kept per target (most recent last).
 pub const WAKE_LATENCIES_KEPT: usize = 50;
 
-/// A CloudWatch alarm state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AlarmState {
-    Ok,
-    Alarm,
-    InsufficientData,
-}
-
-impl AlarmState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AlarmState::Ok => "OK",
-            AlarmState::Alarm => "ALARM",
-            AlarmState::InsufficientData => "INSUFFICIENT_DATA",
-        }
-    }
-
-    /// Tie-break for two transitions with the same timestamp (CloudWatch never sends those, but a
-    /// deterministic answer keeps the result independent of arrival order): ALARM wins, as the
-    /// conservative choice.
-    fn rank(self) -> u8 {
-        match self {
-            AlarmState::Ok => 0,
-            AlarmState::InsufficientData => 1,
-            AlarmState::Alarm => 2,
-        }
-    }
-}
-
-impl fmt::Display for AlarmState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AlarmState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "OK" => Ok(Self::Ok),
-            "ALARM" => Ok(Self::Alarm),
-            "INSUFFICIENT_DATA" => Ok(Self::InsufficientData),
-            other => Err(format!(
-                "alarm state {:?} is unknown: CloudWatch uses OK, ALARM or INSUFFICIENT_DATA",
-                crate::text::cut(other)
-            )),
-        }
-    }
-}
-
-impl Serialize for AlarmState {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for AlarmState {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+/// Tie-break for two transitions of one alarm with the same timestamp (CloudWatch never sends
+/// those, but a deterministic answer keeps the result independent of arrival order): ALARM wins,
+/// as the conservative choice.
+fn rank(state: AlarmState) -> u8 {
+    match state {
+        AlarmState::Ok => 0,
+        AlarmState::InsufficientData => 1,
+        AlarmState::Alarm => 2,
     }
 }
 
 /// One alarm state change, whichever envelope it came in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlarmTransition {
-    pub alarm_name: String,
+    pub alarm_name: AlarmName,
     pub alarm_arn: Option<String>,
     pub state: AlarmState,
     pub previous: Option<AlarmState>,
@@ -139,7 +79,7 @@ pub struct AlarmTransition {
 
 impl AlarmTransition {
     /// A transition with no ARN, previous state, dimensions or event id (tests, the simulator).
-    pub fn new(alarm_name: impl Into<String>, state: AlarmState, at: DateTime<Utc>) -> Self {
+    pub fn new(alarm_name: impl Into<AlarmName>, state: AlarmState, at: DateTime<Utc>) -> Self {
         Self {
             alarm_name: alarm_name.into(),
             alarm_arn: None,
@@ -428,76 +368,6 @@ fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// The last instant each alarm was known to be in ALARM.
-pub fn last_in_alarm(state: &TargetState, alarm_name: &str) -> Option<DateTime<Utc>> {
-    state
-        .notes
-        .get(LAST_IN_ALARM_NOTE)?
-        .get(alarm_name)?
-        .as_str()
-        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-        .map(|t| t.with_timezone(&Utc))
-}
-
-/// The metric recorded with the alarm's mark for this target (see [`ALARM_METRIC_NOTE`]).
-pub fn alarm_metric<'a>(state: &'a TargetState, alarm_name: &str) -> Option<&'a str> {
-    state
-        .notes
-        .get(ALARM_METRIC_NOTE)?
-        .get(alarm_name)?
-        .as_str()
-}
-
-/// Records (or clears) the routed metric along with a new mark, so it always describes the
-/// mark's transition: like the mark, the newest transition wins whatever the arrival order.
-fn set_alarm_metric(state: &mut TargetState, alarm_name: &str, metric: Option<&str>) {
-    if alarm_metric(state, alarm_name) == metric {
-        return;
-    }
-    let entry = state
-        .notes
-        .entry(ALARM_METRIC_NOTE.to_owned())
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    if !entry.is_object() {
-        *entry = serde_json::Value::Object(serde_json::Map::new());
-    }
-    if let Some(map) = entry.as_object_mut() {
-        match metric {
-            Some(m) => {
-                map.insert(
-                    alarm_name.to_owned(),
-                    serde_json::Value::String(m.to_owned()),
-                );
-            }
-            None => {
-                map.remove(alarm_name);
-            }
-        }
-        if map.is_empty() {
-            state.notes.remove(ALARM_METRIC_NOTE);
-        }
-    }
-}
-
-fn raise_last_in_alarm(state: &mut TargetState, alarm_name: &str, at: DateTime<Utc>) {
-    if last_in_alarm(state, alarm_name).is_some_and(|a| a >= at) {
-        return;
-    }
-    let entry = state
-        .notes
-        .entry(LAST_IN_ALARM_NOTE.to_owned())
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    if !entry.is_object() {
-        *entry = serde_json::Value::Object(serde_json::Map::new());
-    }
-    if let Some(map) = entry.as_object_mut() {
-        map.insert(
-            alarm_name.to_owned(),
-            serde_json::Value::String(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-        );
-    }
-}
-
 /// Where a transition stands against the alarm's mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Freshness {
@@ -510,8 +380,7 @@ fn freshness(state: &TargetState, t: &AlarmTransition) -> Freshness {
     let Some(mark) = state.alarm_marks.get(&t.alarm_name) else {
         return Freshness::New;
     };
-    let mark_rank = mark.state.parse::<AlarmState>().map_or(0, AlarmState::rank);
-    match (t.at, t.state.rank()).cmp(&(mark.at, mark_rank)) {
+    match (t.at, rank(t.state)).cmp(&(mark.at, rank(mark.state))) {
         std::cmp::Ordering::Greater => Freshness::New,
         std::cmp::Ordering::Equal => Freshness::Duplicate,
         std::cmp::Ordering::Less => Freshness::Stale,
@@ -602,7 +471,7 @@ pub fn apply_transition(
                 return notes;
             };
             if t.proves_alarm() {
-                raise_last_in_alarm(state, &t.alarm_name, t.at);
+                state.alarm_facts.raise_last_in_alarm(&t.alarm_name, t.at);
             }
             if fresh == Freshness::New && t.state == AlarmState::Alarm {
                 // Measure from the earliest ALARM of this wake; a pending mark older than the
@@ -621,11 +490,13 @@ pub fn apply_transition(
         state.alarm_marks.insert(
             t.alarm_name.clone(),
             AlarmMark {
-                state: t.state.as_str().to_owned(),
+                state: t.state,
                 at: t.at,
             },
         );
-        set_alarm_metric(state, &t.alarm_name, routed_metric(&target.id, t));
+        state
+            .alarm_facts
+            .set_metric(&t.alarm_name, routed_metric(&target.id, t));
     }
 
     let after = derive_claim(target, role, state);
@@ -668,7 +539,7 @@ fn record_guard_evidence(
             GuardFloor::Current => Some(state.high_water.unwrap_or(desired)),
         };
     }
-    raise_last_in_alarm(state, &t.alarm_name, t.at);
+    state.alarm_facts.raise_last_in_alarm(&t.alarm_name, t.at);
 }
 
 /// Whether SageMaker's desired count says something about demand: a count at or below the
@@ -686,7 +557,7 @@ struct Candidate {
     full_until: DateTime<Utc>,
     firing: bool,
     starts_at: DateTime<Utc>,
-    alarm: String,
+    alarm: AlarmName,
 }
 
 /// The marks of the alarms a role listens to: named in `alarms`, or recorded on one of `metrics`
@@ -695,18 +566,33 @@ fn candidates<'a>(
     alarms: &'a [String],
     metrics: &'a [String],
     state: &'a TargetState,
-) -> impl Iterator<Item = (&'a String, AlarmState, DateTime<Utc>, Option<DateTime<Utc>>)> + 'a {
+) -> impl Iterator<
+    Item = (
+        &'a AlarmName,
+        AlarmState,
+        DateTime<Utc>,
+        Option<DateTime<Utc>>,
+    ),
+> + 'a {
     state.alarm_marks.iter().filter_map(move |(name, mark)| {
         // Marks are keyed by alarm name, and a mark exists only for a transition the routing
         // accepted (which checked the ARN): here an ARN entry stands for its name.
-        let by_name = alarms.iter().any(|a| configured_name(a) == name);
-        let by_metric =
-            || alarm_metric(state, name).is_some_and(|m| metrics.iter().any(|x| x == m));
+        let by_name = alarms.iter().any(|a| configured_name(a) == name.as_str());
+        let by_metric = || {
+            state
+                .alarm_facts
+                .metric(name)
+                .is_some_and(|m| metrics.iter().any(|x| x == m))
+        };
         if !by_name && !by_metric() {
             return None;
         }
-        let s = mark.state.parse::<AlarmState>().ok()?;
-        Some((name, s, mark.at, last_in_alarm(state, name)))
+        Some((
+            name,
+            mark.state,
+            mark.at,
+            state.alarm_facts.last_in_alarm(name),
+        ))
     })
 }
 
@@ -758,7 +644,7 @@ fn winning_alarm(
 }
 
 /// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
-pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<String> {
+pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<AlarmName> {
     let guard = target.guard.as_ref().and_then(|p| {
         winning_alarm(
             &p.alarms,

@@ -3,52 +3,16 @@
 //! the `Decision`, which the reconcile step applies.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::claim::{Claim, ClaimNow, ClaimSource};
 use crate::duration::Span;
 use crate::forecast::claims::forecast_claim;
 use crate::ids::ScalableTargetId;
+use crate::model::{Bounds, Observed, Suspended};
 use crate::peaks::peak_claims;
 use crate::plan::TargetPlan;
 use crate::state::{Drift, TargetState, EARLIER_APPLIED_KEPT};
-
-/// A scalable target's bounds as headroom steers them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bounds {
-    pub min: u32,
-    pub max: u32,
-    /// AAS `SuspendedState.DynamicScalingInSuspended`.
-    pub suspend_scale_in: bool,
-}
-
-/// AAS's three suspension flags. headroom steers only dynamic scale-in and passes the other two
-/// through as it finds them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Suspended {
-    pub dynamic_in: bool,
-    pub dynamic_out: bool,
-    pub scheduled: bool,
-}
-
-/// What Application Auto Scaling reports for a target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Observed {
-    pub id: ScalableTargetId,
-    pub min: u32,
-    pub max: u32,
-    pub suspended: Suspended,
-}
-
-impl Observed {
-    pub fn bounds(&self) -> Bounds {
-        Bounds {
-            min: self.min,
-            max: self.max,
-            suspend_scale_in: self.suspended.dynamic_in,
-        }
-    }
-}
 
 /// What the reconcile step must do to AAS.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

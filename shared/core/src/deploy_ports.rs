@@ -8,8 +8,10 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::endpoint_status::EndpointStatus;
 use crate::identity::{ContainerIdentity, ModelIdentity};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
+use crate::model::ReviewId;
 use crate::ports::{PortError, SaveOutcome};
 use crate::review::{Review, ScalingPolicySummary};
 
@@ -20,8 +22,8 @@ pub struct EndpointView {
     pub arn: Option<String>,
     /// The config in force (during an update, still the old one until it completes).
     pub config_name: Option<String>,
-    /// DescribeEndpoint's status (`InService`, `Updating`, ...).
-    pub status: String,
+    /// DescribeEndpoint's status.
+    pub status: EndpointStatus,
     pub variants: Vec<EndpointVariantView>,
     pub last_modified: Option<DateTime<Utc>>,
 }
@@ -188,7 +190,7 @@ pub trait ReviewStore: Send + Sync {
     fn load_review(
         &self,
         id: &ScalableTargetId,
-        review_id: &str,
+        review_id: &ReviewId,
     ) -> impl Future<Output = Result<Option<Review>, PortError>> + Send;
 
     /// Writes `review` as revision `review.revision + 1` if the stored revision is still

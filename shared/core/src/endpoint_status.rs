@@ -39,11 +39,6 @@ impl EndpointStatus {
             _ => Self::Other(raw.to_owned()),
         }
     }
-
-    /// Capacity is being provisioned: the start of a measurable scale-out or deployment.
-    pub fn is_provisioning(&self) -> bool {
-        matches!(self, Self::Creating | Self::Updating)
-    }
 }
 
 impl fmt::Display for EndpointStatus {

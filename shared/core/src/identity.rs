@@ -7,10 +7,10 @@
 //! instance type and a pipeline's version label are kept with the identity for operators, not
 //! hashed.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::model::ModelFingerprint;
 
 /// Fingerprint scheme version, the prefix of every fingerprint. Bump it if the hashed fields
 /// change, so old and new fingerprints never compare equal by accident.
@@ -68,7 +68,7 @@ pub struct ModelIdentity {
 impl ModelIdentity {
     /// A stable fingerprint of what serves: `m1-<16 hex digits>`. Equal identities give equal
     /// fingerprints in every build and on every machine (FNV-1a over a canonical text).
-    pub fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> ModelFingerprint {
         let mut canon = String::new();
         let hashed: Vec<&ContainerIdentity> = self
             .containers
@@ -94,7 +94,10 @@ impl ModelIdentity {
             }
             canon.push_str("--\n");
         }
-        format!("{FINGERPRINT_SCHEME}-{:016x}", fnv1a(canon.as_bytes()))
+        ModelFingerprint::from(format!(
+            "{FINGERPRINT_SCHEME}-{:016x}",
+            fnv1a(canon.as_bytes())
+        ))
     }
 
     /// A one-line description for logs, tables and review records.
@@ -115,7 +118,7 @@ impl ModelIdentity {
             }
         }
         if parts.is_empty() {
-            parts.push(self.fingerprint());
+            parts.push(self.fingerprint().into());
         }
         parts.join(", ")
     }
@@ -136,16 +139,21 @@ pub enum IdentityChange {
     /// Same fingerprint as remembered.
     Unchanged,
     /// A different model serves now: a review is due.
-    Changed { previous_fingerprint: String },
+    Changed {
+        previous_fingerprint: ModelFingerprint,
+    },
 }
 
 /// Compares the observed identity with the fingerprint in force (the target state's `model`).
-pub fn assess(previous_fingerprint: Option<&str>, observed: &ModelIdentity) -> IdentityChange {
+pub fn assess(
+    previous_fingerprint: Option<&ModelFingerprint>,
+    observed: &ModelIdentity,
+) -> IdentityChange {
     match previous_fingerprint {
         None => IdentityChange::Baseline,
-        Some(prev) if prev == observed.fingerprint() => IdentityChange::Unchanged,
+        Some(prev) if *prev == observed.fingerprint() => IdentityChange::Unchanged,
         Some(prev) => IdentityChange::Changed {
-            previous_fingerprint: prev.to_owned(),
+            previous_fingerprint: prev.clone(),
         },
     }
 }
@@ -171,8 +179,8 @@ pub fn merge_for_storage(
     }
 }
 
-/// Which fingerprint was in force from when: newest last, bounded. Kept in the target state's
-/// notes, so that a scale-out measured late (AAS activities are read after the fact) is
+/// Which fingerprint was in force from when: newest last, bounded. Kept in the target state
+/// (`TargetState::deploy`), so that a scale-out measured late (AAS activities are read after the fact) is
 /// attributed to the model that served when it happened.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelHistory {
@@ -181,39 +189,28 @@ pub struct ModelHistory {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelEra {
-    pub fingerprint: String,
+    pub fingerprint: ModelFingerprint,
     pub since: DateTime<Utc>,
 }
 
-/// The notes key under which [`ModelHistory`] lives in `TargetState.notes`.
-pub const MODEL_HISTORY_NOTE: &str = "deploy.models";
 const MODEL_HISTORY_KEPT: usize = 20;
 
 impl ModelHistory {
-    pub fn from_notes(notes: &BTreeMap<String, serde_json::Value>) -> Self {
-        notes
-            .get(MODEL_HISTORY_NOTE)
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default()
-    }
-
-    pub fn store(&self, notes: &mut BTreeMap<String, serde_json::Value>) {
-        if let Ok(v) = serde_json::to_value(self) {
-            notes.insert(MODEL_HISTORY_NOTE.to_owned(), v);
-        }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Records that `fingerprint` serves from `since` (no-op when it already is the newest).
-    pub fn record(&mut self, fingerprint: &str, since: DateTime<Utc>) {
+    pub fn record(&mut self, fingerprint: &ModelFingerprint, since: DateTime<Utc>) {
         if self
             .entries
             .last()
-            .is_some_and(|e| e.fingerprint == fingerprint)
+            .is_some_and(|e| e.fingerprint == *fingerprint)
         {
             return;
         }
         self.entries.push(ModelEra {
-            fingerprint: fingerprint.to_owned(),
+            fingerprint: fingerprint.clone(),
             since,
         });
         self.entries.sort_by_key(|e| e.since);
@@ -225,13 +222,13 @@ impl ModelHistory {
 
     /// The fingerprint in force at `at`. Before the first known era, the first (the baseline
     /// stands for the time before headroom watched).
-    pub fn at(&self, at: DateTime<Utc>) -> Option<&str> {
+    pub fn at(&self, at: DateTime<Utc>) -> Option<&ModelFingerprint> {
         self.entries
             .iter()
             .rev()
             .find(|e| e.since <= at)
             .or_else(|| self.entries.first())
-            .map(|e| e.fingerprint.as_str())
+            .map(|e| &e.fingerprint)
     }
 }
 
@@ -355,20 +352,25 @@ mod tests {
     #[test]
     fn history_attributes_instants_to_the_model_then_in_force() {
         let mut h = ModelHistory::default();
-        h.record("m1-a", t("2026-03-01T00:00:00Z"));
-        h.record("m1-a", t("2026-03-05T00:00:00Z"));
-        h.record("m1-b", t("2026-03-10T00:00:00Z"));
+        h.record(&"m1-a".into(), t("2026-03-01T00:00:00Z"));
+        h.record(&"m1-a".into(), t("2026-03-05T00:00:00Z"));
+        h.record(&"m1-b".into(), t("2026-03-10T00:00:00Z"));
         assert_eq!(h.entries.len(), 2, "recording the newest again is a no-op");
         assert_eq!(
-            h.at(t("2026-02-01T00:00:00Z")),
+            h.at(t("2026-02-01T00:00:00Z")).map(|f| f.as_str()),
             Some("m1-a"),
             "before the baseline counts as the baseline"
         );
-        assert_eq!(h.at(t("2026-03-09T23:59:59Z")), Some("m1-a"));
-        assert_eq!(h.at(t("2026-03-10T00:00:00Z")), Some("m1-b"));
-        let mut notes = BTreeMap::new();
-        h.store(&mut notes);
-        assert_eq!(ModelHistory::from_notes(&notes), h);
+        assert_eq!(
+            h.at(t("2026-03-09T23:59:59Z")).map(|f| f.as_str()),
+            Some("m1-a")
+        );
+        assert_eq!(
+            h.at(t("2026-03-10T00:00:00Z")).map(|f| f.as_str()),
+            Some("m1-b")
+        );
+        let stored = serde_json::to_value(&h).unwrap();
+        assert_eq!(serde_json::from_value::<ModelHistory>(stored).unwrap(), h);
         assert_eq!(ModelHistory::default().at(t("2026-03-10T00:00:00Z")), None);
     }
 }

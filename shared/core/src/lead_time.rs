@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::duration::Span;
+use crate::model::{LeadSample, ModelFingerprint};
 use crate::plan::TargetPlan;
-use crate::state::LeadSample;
 
 /// The lead time in force for a target, and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,7 +25,7 @@ pub struct LeadTime {
 pub fn lead_time(
     target: &TargetPlan,
     samples: &[LeadSample],
-    current_model: Option<&str>,
+    current_model: Option<&ModelFingerprint>,
 ) -> LeadTime {
     let policy = &target.measured_lead_time;
     let mut counted: Vec<i64> = samples
@@ -34,7 +34,7 @@ pub fn lead_time(
             policy.count_previous_models
                 || current_model.is_none()
                 || s.model.is_none()
-                || s.model.as_deref() == current_model
+                || s.model.as_ref() == current_model
         })
         .map(|s| s.seconds)
         .filter(|s| *s > 0)

@@ -3,7 +3,11 @@
 //!
 //! A newcomer changing a rule reads `decide.rs` (arbitration, drift, pause), `peaks.rs` (peak
 //! windows), `claim.rs` (holding and ramping down) and, for alarms and deployments, `alarms.rs`,
-//! `review.rs`, `identity.rs` and `lead_samples.rs`. None of these does I/O.
+//! `review.rs`, `identity.rs`, `lead_samples.rs` and `endpoint_transitions.rs`. None of these
+//! does I/O. The words they share (bounds, alarm states and names, fingerprints, samples) are in
+//! `model/`, what a target remembers is in `state/`, and the use cases that run a trigger
+//! through the ports are in `usecase/`. Imports only go down that list: no module imports one
+//! that imports it back (`tests/module_graph.rs`).
 
 pub mod alarm_prune;
 pub mod alarms;
@@ -14,6 +18,7 @@ pub mod decide;
 pub mod deploy_ports;
 pub mod duration;
 pub mod endpoint_status;
+pub mod endpoint_transitions;
 pub mod forecast;
 pub mod identity;
 pub mod ids;
@@ -24,6 +29,7 @@ pub mod log;
 #[cfg(any(test, feature = "memory"))]
 pub mod memory;
 pub mod metrics_port;
+pub mod model;
 pub mod peaks;
 pub mod plan;
 pub mod ports;
@@ -36,8 +42,12 @@ pub mod trigger;
 pub mod usecase;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
-pub use decide::{decide, Action, Bounds, Decision, Observed, Suspended};
+pub use decide::{decide, Action, Decision};
 pub use duration::Span;
 pub use ids::{ComponentName, EndpointName, IdError, ScalableTargetId, VariantName};
+pub use model::{
+    AlarmName, AlarmState, Bounds, LeadSample, LogEntry, ModelFingerprint, Observed, ReviewId,
+    SampleSource, Suspended,
+};
 pub use plan::{parse_plan, Plan, PlanError, TargetPlan};
 pub use state::TargetState;

@@ -2,10 +2,10 @@
 //! it and the model identity in force, so scaling can be read against deployments.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::decide::Decision;
-use crate::ids::ScalableTargetId;
+use crate::model::{LogEntry, ModelFingerprint};
 
 /// How long decision-log records are kept (DynamoDB TTL).
 pub const LOG_TTL_DAYS: i64 = 30;
@@ -18,7 +18,7 @@ pub struct DecisionRecord {
     pub decision: Decision,
     /// Model identity fingerprint in force, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub model: Option<ModelFingerprint>,
     /// Notes from the event that led here (e.g. how late a peak event arrived).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -30,17 +30,8 @@ impl DecisionRecord {
     }
 }
 
-/// A decision-log record as the table stores it: its target, its instant and its JSON body.
-/// The body is built once, from the record, and kept as is (also while it waits in the state as
-/// pending, see `TargetState::pending_log`), so every append of one record writes the same bytes
-/// under the same key: a repeated append overwrites itself instead of adding a second record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LogEntry {
-    pub target: ScalableTargetId,
-    pub at: DateTime<Utc>,
-    pub body: serde_json::Value,
-}
-
+/// Built here rather than where `LogEntry` lives (`model/`): the vocabulary does not know
+/// decisions.
 impl LogEntry {
     pub fn of(record: &DecisionRecord) -> Result<Self, serde_json::Error> {
         Ok(Self {

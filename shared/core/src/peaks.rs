@@ -216,7 +216,7 @@ pub fn peak_change<'a>(
     now: DateTime<Utc>,
 ) -> impl Fn(&mut crate::state::TargetState) -> Vec<String> + Send + Sync + 'a {
     move |state: &mut crate::state::TargetState| {
-        let lead = crate::lead_time::lead_time(target, &state.lead_samples, state.model.as_deref());
+        let lead = crate::lead_time::lead_time(target, &state.lead_samples, state.model.as_ref());
         apply_peak_request(target, request, lead.span, state, now)
     }
 }

@@ -8,9 +8,9 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::decide::{Observed, Suspended};
 use crate::ids::ScalableTargetId;
-use crate::log::{DecisionRecord, LogEntry};
+use crate::log::DecisionRecord;
+use crate::model::{LogEntry, Observed, Suspended};
 use crate::state::TargetState;
 
 /// Whether trying again can help.

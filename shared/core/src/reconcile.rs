@@ -6,14 +6,13 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::alarms::{observe_capacity, wants_capacity_observation};
-use crate::capacity_port::{Counts, CurrentCapacity};
-use crate::decide::{decide, Action, Decision, Observed};
+use crate::decide::{decide, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::log::{DecisionRecord, LogEntry};
+use crate::log::DecisionRecord;
+use crate::model::{LogEntry, Observed};
 use crate::plan::{parse_plan, Plan, PlanError, TargetPlan};
-use crate::ports::{ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, DESCRIBE_PAGE};
+use crate::ports::{ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore};
 use crate::state::{take_state, TargetState};
 
 /// How often a conditional write may lose a race before the reconcile gives up (and the trigger
@@ -54,6 +53,14 @@ impl ReconcileError {
             Self::NoPlan | Self::BadStoredPlan { .. } | Self::Unmanaged { .. } => false,
         }
     }
+
+    /// AWS's error code behind the failure, when AWS answered.
+    pub fn aws_code(&self) -> Option<&str> {
+        match self {
+            Self::LoadPlan(e) | Self::Port { source: e, .. } => e.code(),
+            _ => None,
+        }
+    }
 }
 
 /// A pure change an event makes to a target's state before the decision, identified by the
@@ -72,46 +79,6 @@ pub struct TargetOutcome {
     pub duplicate: bool,
     pub state_written: bool,
     pub notes: Vec<String>,
-}
-
-/// What one tick did.
-#[derive(Debug, Default, Serialize)]
-pub struct TickReport {
-    pub plan_version: u64,
-    pub targets: usize,
-    pub registered: Vec<String>,
-    pub paused: Vec<String>,
-    pub drifted: Vec<String>,
-    pub state_writes: usize,
-    /// What SageMaker's counts showed (wake latencies, high-water marks), per target.
-    pub observed: Vec<String>,
-    pub errors: Vec<TickFailure>,
-    /// Targets whose demand forecast is due for its hourly refresh
-    /// (`forecast::refresh_forecasts`), found in the states the tick read anyway.
-    pub forecast_due: Vec<ScalableTargetId>,
-    /// Forecasts the tick refreshed after its pass.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub forecasts_refreshed: usize,
-    /// Refreshes that failed (left due for the next tick; they do not fail the tick).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub forecast_errors: Vec<TickFailure>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct TickFailure {
-    pub target: String,
-    pub error: String,
-    pub retryable: bool,
-}
-
-impl TickReport {
-    pub fn has_retryable_errors(&self) -> bool {
-        self.errors.iter().any(|e| e.retryable)
-    }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// Loads and validates the stored plan.
@@ -150,7 +117,7 @@ fn decide_now(
     state: &TargetState,
     now: DateTime<Utc>,
 ) -> Decision {
-    let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+    let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
     decide(target, observed, state, lead.span, now)
 }
 
@@ -288,7 +255,7 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
     change: Option<&EventChange<'_>>,
 ) -> Result<TargetOutcome, ReconcileError> {
     let steps = Steps {
-        counts: None,
+        observe: None,
         change,
     };
     reconcile_from(aas, store, target, now, trigger, &steps, None)
@@ -296,18 +263,38 @@ pub async fn reconcile_target<A: ScalingTargets, S: StateStore>(
         .map(|(outcome, _)| outcome)
 }
 
+/// A pure observation folded into the state before the decision (the tick's capacity check):
+/// returns notes for the decision log.
+pub type Observation<'a> = &'a (dyn Fn(&mut TargetState) -> Vec<String> + Send + Sync);
+
 /// The pure changes one reconcile makes to the state it read, before deciding; redone on the
 /// fresh state when a write loses a race, so none of them is lost.
 struct Steps<'a> {
-    /// SageMaker's counts, read once per tick for a target whose state asks for it, then
-    /// observed (`alarms::observe_capacity`).
-    counts: Option<Counts>,
+    observe: Option<Observation<'a>>,
     change: Option<&'a EventChange<'a>>,
 }
 
-/// Reconciles `target`, starting from reads already made (`page`: AAS's view and the stored
-/// state, as the tick has them) or from fresh ones; every attempt after a lost race re-reads.
-/// Returns the outcome and the notes of the capacity observation.
+/// Reconciles `target` after folding `observe` into its state, starting from reads already made
+/// (`page`: AAS's view and the stored state, as the tick has them); every attempt after a lost
+/// race re-reads and observes again. Returns the outcome and the observation's notes.
+pub async fn reconcile_observed<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    target: &TargetPlan,
+    now: DateTime<Utc>,
+    trigger: &str,
+    observe: Option<Observation<'_>>,
+    page: (Option<&Observed>, TargetState),
+) -> Result<(TargetOutcome, Vec<String>), ReconcileError> {
+    let steps = Steps {
+        observe,
+        change: None,
+    };
+    reconcile_from(aas, store, target, now, trigger, &steps, Some(page)).await
+}
+
+/// Reconciles `target`, starting from reads already made or from fresh ones; every attempt after
+/// a lost race re-reads.
 async fn reconcile_from<A: ScalingTargets, S: StateStore>(
     aas: &A,
     store: &S,
@@ -339,10 +326,7 @@ async fn reconcile_from<A: ScalingTargets, S: StateStore>(
             }
         };
         let mut state = before.clone();
-        let observed_notes = match steps.counts {
-            Some(c) => observe_capacity(target, &mut state, c.desired, c.current, now),
-            None => Vec::new(),
-        };
+        let observed_notes = steps.observe.map(|o| o(&mut state)).unwrap_or_default();
         let mut notes = observed_notes.clone();
         let mut duplicate = false;
         if let Some(change) = steps.change {
@@ -359,9 +343,29 @@ async fn reconcile_from<A: ScalingTargets, S: StateStore>(
         }
         let decision = decide_now(target, observed, &state, now);
         let force = steps.change.is_some() && !duplicate;
-        // A duplicate event's note explains the outcome; it is not worth a log record.
+        // A duplicate event's note explains the outcome; it is not worth a log record. Whatever
+        // a redelivery still changes (a register an earlier attempt stored but could not make,
+        // other claims that landed since) is a plain reconcile, and its record says so: the
+        // event's own effect has its one record already.
         let log_notes = if duplicate { &observed_notes } else { &notes };
-        match apply(aas, store, &decision, &before, trigger, log_notes, force).await? {
+        let redelivered;
+        let logged_trigger = if duplicate {
+            redelivered = format!("{trigger} (redelivered)");
+            redelivered.as_str()
+        } else {
+            trigger
+        };
+        match apply(
+            aas,
+            store,
+            &decision,
+            &before,
+            logged_trigger,
+            log_notes,
+            force,
+        )
+        .await?
+        {
             (SaveOutcome::Saved, written) => {
                 let outcome = TargetOutcome {
                     decision,
@@ -393,131 +397,4 @@ pub async fn reconcile_named<A: ScalingTargets, S: StateStore>(
         target: id.to_string(),
     })?;
     reconcile_target(aas, store, target, now, trigger, change).await
-}
-
-/// The safety net: reconciles every managed target, a page of 50 at a time, with one
-/// DescribeScalableTargets call and one state read per page.
-pub async fn tick<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
-    aas: &A,
-    store: &S,
-    capacity: Option<&C>,
-    now: DateTime<Utc>,
-) -> Result<TickReport, ReconcileError> {
-    let (plan_version, plan) = load_plan(store).await?;
-    Ok(tick_plan_observing(aas, store, capacity, &plan, plan_version, now).await)
-}
-
-/// [`tick`] with a plan already in hand (the simulator and tests hold theirs), without reading
-/// SageMaker capacity.
-pub async fn tick_plan<A: ScalingTargets, S: StateStore>(
-    aas: &A,
-    store: &S,
-    plan: &Plan,
-    plan_version: u64,
-    now: DateTime<Utc>,
-) -> TickReport {
-    tick_plan_observing(aas, store, None::<&()>, plan, plan_version, now).await
-}
-
-/// The tick's single pass over the plan, a page of 50 targets at a time: one describe and one
-/// state read per page; for the few targets whose state asks for it (a pending wake, a firing
-/// burst guard), SageMaker's counts are read and observed first (`alarms::observe_capacity`), so a
-/// raised high-water mark or a measured wake latency lands in the same decision and write.
-/// SageMaker is read at most once per target; when the write loses a race, the target is redone
-/// from fresh reads with the same counts, so the observation is not lost.
-pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCapacity>(
-    aas: &A,
-    store: &S,
-    capacity: Option<&C>,
-    plan: &Plan,
-    plan_version: u64,
-    now: DateTime<Utc>,
-) -> TickReport {
-    let mut report = TickReport {
-        plan_version,
-        targets: plan.targets.len(),
-        ..TickReport::default()
-    };
-    for page in plan.targets.chunks(DESCRIBE_PAGE) {
-        let ids: Vec<ScalableTargetId> = page.iter().map(|t| t.id.clone()).collect();
-        let (observed, mut states) = match (aas.describe(&ids).await, store.load_states(&ids).await)
-        {
-            (Ok(o), Ok(s)) => (o, s),
-            (Err(e), _) | (_, Err(e)) => {
-                let retryable = e.is_retryable();
-                for id in &ids {
-                    report.errors.push(TickFailure {
-                        target: id.to_string(),
-                        error: format!("failed to observe the page: {e}"),
-                        retryable,
-                    });
-                }
-                continue;
-            }
-        };
-        for target in page {
-            let before = take_state(&mut states, &target.id);
-            if target.forecast.is_some() && crate::forecast::is_due(before.forecast.as_ref(), now) {
-                report.forecast_due.push(target.id.clone());
-            }
-            let mut counts = None;
-            if let Some(capacity) =
-                capacity.filter(|_| wants_capacity_observation(target, &before, now))
-            {
-                match capacity.desired_and_current(&target.id).await {
-                    Ok(Some(found)) => counts = Some(found),
-                    Ok(None) => {
-                        tracing::warn!(target_id = %target.id, "SageMaker does not know this target: no capacity observed")
-                    }
-                    // The decision goes ahead without the observation; the next tick reads again.
-                    Err(e) => report.errors.push(TickFailure {
-                        target: target.id.to_string(),
-                        retryable: e.is_retryable(),
-                        error: format!("failed to read SageMaker capacity: {e}"),
-                    }),
-                }
-            }
-            let steps = Steps {
-                counts,
-                change: None,
-            };
-            let page_reads = (observed.iter().find(|o| o.id == target.id), before);
-            // Another invocation may write this target meanwhile: then it is redone alone, from
-            // fresh reads, with the same observation.
-            let result =
-                reconcile_from(aas, store, target, now, "tick", &steps, Some(page_reads)).await;
-            match result {
-                Ok((outcome, notes)) => {
-                    let TargetOutcome {
-                        decision,
-                        state_written,
-                        ..
-                    } = outcome;
-                    let name = target.id.to_string();
-                    if state_written {
-                        report.state_writes += 1;
-                    }
-                    match decision.action {
-                        Action::Register { .. } => report.registered.push(name.clone()),
-                        Action::Paused { .. } => report.paused.push(name.clone()),
-                        Action::None => {}
-                    }
-                    if decision.drift.is_some() {
-                        report.drifted.push(name.clone());
-                    }
-                    if !notes.is_empty() {
-                        report
-                            .observed
-                            .push(format!("{name}: {}", notes.join("; ")));
-                    }
-                }
-                Err(e) => report.errors.push(TickFailure {
-                    target: target.id.to_string(),
-                    retryable: e.is_retryable(),
-                    error: e.to_string(),
-                }),
-            }
-        }
-    }
-    report
 }

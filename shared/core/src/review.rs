@@ -11,14 +11,13 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::decide::Bounds;
 use crate::identity::{fnv1a, ModelIdentity};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
 use crate::lint::Finding;
 use crate::metrics_port::Workload;
+use crate::model::{Bounds, LeadSample, ModelFingerprint, ReviewId};
 use crate::plan::TargetPlan;
-use crate::state::LeadSample;
 
 /// The endpoint tag that shows a review is open (and flips to `acked` when acknowledged).
 pub const REVIEW_TAG: &str = "headroom:policy-review";
@@ -131,7 +130,7 @@ pub struct Ack {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Review {
-    pub id: String,
+    pub id: ReviewId,
     /// Optimistic-concurrency revision: 0 means never stored (like `TargetState.version`).
     #[serde(default)]
     pub revision: u64,
@@ -147,11 +146,11 @@ pub struct Review {
     /// Whether headroom tagged the endpoint for this review (the plan's `review.tag_endpoint`).
     #[serde(default)]
     pub tagged: bool,
-    pub previous_fingerprint: String,
+    pub previous_fingerprint: ModelFingerprint,
     /// The full previous identity, when headroom had stored it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<ModelIdentity>,
-    pub fingerprint: String,
+    pub fingerprint: ModelFingerprint,
     pub current: ModelIdentity,
     pub policies: Vec<ScalingPolicySummary>,
     pub bounds: ReviewBounds,
@@ -180,9 +179,9 @@ fn one() -> u32 {
 
 /// The review id for a change of `target` to `fingerprint`: the same for every event of one
 /// change, short enough to type (`rv-` and 12 hex digits).
-pub fn review_id(target: &ScalableTargetId, fingerprint: &str) -> String {
+pub fn review_id(target: &ScalableTargetId, fingerprint: &ModelFingerprint) -> ReviewId {
     let h = fnv1a(format!("{target}\n{fingerprint}").as_bytes());
-    format!("rv-{:012x}", h >> 16)
+    ReviewId::from(format!("rv-{:012x}", h >> 16))
 }
 
 /// What the watcher gathered when it saw the change.
@@ -193,7 +192,7 @@ pub struct ReviewInput<'a> {
     pub trigger: String,
     pub endpoint_arn: Option<String>,
     pub tagged: bool,
-    pub previous_fingerprint: String,
+    pub previous_fingerprint: ModelFingerprint,
     pub previous: Option<ModelIdentity>,
     pub current: ModelIdentity,
     pub policies: Vec<ScalingPolicySummary>,
@@ -243,11 +242,11 @@ pub fn build_review(input: ReviewInput<'_>) -> Review {
 /// Decision-log records made under `fingerprint`, newest first, at most [`REVIEW_DECISIONS`].
 pub fn decisions_under(
     records: Vec<serde_json::Value>,
-    fingerprint: &str,
+    fingerprint: &ModelFingerprint,
 ) -> Vec<serde_json::Value> {
     records
         .into_iter()
-        .filter(|r| r.get("model").and_then(|m| m.as_str()) == Some(fingerprint))
+        .filter(|r| r.get("model").and_then(|m| m.as_str()) == Some(fingerprint.as_str()))
         .take(REVIEW_DECISIONS)
         .collect()
 }
@@ -262,10 +261,14 @@ fn percentile(sorted: &[i64], p: f64) -> Option<i64> {
 }
 
 /// Warm-up measured under the old model and the lead time that was in force with it.
-pub fn warmup(target: &TargetPlan, samples: &[LeadSample], old_fingerprint: &str) -> Warmup {
+pub fn warmup(
+    target: &TargetPlan,
+    samples: &[LeadSample],
+    old_fingerprint: &ModelFingerprint,
+) -> Warmup {
     let mut old: Vec<i64> = samples
         .iter()
-        .filter(|s| s.model.as_deref() == Some(old_fingerprint) && s.seconds > 0)
+        .filter(|s| s.model.as_ref() == Some(old_fingerprint) && s.seconds > 0)
         .map(|s| s.seconds)
         .collect();
     old.sort_unstable();
@@ -313,7 +316,7 @@ pub fn decide_open(existing: Option<Review>, fresh: Review) -> OpenDecision {
 pub enum AckError {
     #[error("review {id} was already acknowledged by {by} at {at}: nothing to do")]
     AlreadyAcked {
-        id: String,
+        id: ReviewId,
         by: String,
         at: DateTime<Utc>,
     },
@@ -414,7 +417,7 @@ lead_time = "15m"
             ended_at: t("2026-03-10T00:00:00Z") + chrono::Duration::seconds(seconds),
             seconds,
             model: Some(model.into()),
-            source: "aas-activity".into(),
+            source: crate::model::SampleSource::AasActivity,
         }
     }
 
@@ -446,11 +449,12 @@ lead_time = "15m"
     fn one_review_id_per_target_and_new_model() {
         let p = plan();
         let id = &p.targets[0].id;
-        let a = review_id(id, "m1-0000000000000001");
-        assert_eq!(a, review_id(id, "m1-0000000000000001"));
-        assert_ne!(a, review_id(id, "m1-0000000000000002"));
+        let (one, two) = ("m1-0000000000000001".into(), "m1-0000000000000002".into());
+        let a = review_id(id, &one);
+        assert_eq!(a, review_id(id, &one));
+        assert_ne!(a, review_id(id, &two));
         let other: ScalableTargetId = "endpoint/chat-prod/variant/Canary".parse().unwrap();
-        assert_ne!(a, review_id(&other, "m1-0000000000000001"));
+        assert_ne!(a, review_id(&other, &one));
         assert!(a.starts_with("rv-") && a.len() == 15, "{a}");
     }
 

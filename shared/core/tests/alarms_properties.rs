@@ -4,9 +4,8 @@
 //! name, so both ways of routing are covered.
 
 use chrono::{DateTime, Duration, Utc};
-use headroom_core::alarms::{
-    apply_transition, AlarmRole, AlarmState, AlarmTransition, ALARM_METRIC_NOTE,
-};
+use headroom_core::alarms::{apply_transition, AlarmRole, AlarmTransition};
+use headroom_core::model::AlarmState;
 use headroom_core::plan::{parse_plan, TargetPlan};
 use headroom_core::state::TargetState;
 use proptest::prelude::*;
@@ -140,10 +139,7 @@ proptest! {
         prop_assert_eq!(&shuffled.claims, &ordered.claims, "arrivals {:?}", arrivals);
         prop_assert_eq!(shuffled.high_water, ordered.high_water);
         prop_assert_eq!(&shuffled.alarm_marks, &ordered.alarm_marks);
-        prop_assert_eq!(
-            shuffled.notes.get(ALARM_METRIC_NOTE),
-            ordered.notes.get(ALARM_METRIC_NOTE)
-        );
+        prop_assert_eq!(&shuffled.alarm_facts.metric, &ordered.alarm_facts.metric);
     }
 
     /// Over hours (claims expiring and starting again in between), with the target's desired

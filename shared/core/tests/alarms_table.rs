@@ -8,10 +8,11 @@ mod common;
 use common::{at, target_id};
 use headroom_core::alarms::{
     apply_transition, dimension_mismatch, idempotency_key, observe_capacity, route,
-    wake_already_served, wants_capacity_observation, AlarmRole, AlarmState, AlarmTransition,
+    wake_already_served, wants_capacity_observation, AlarmRole, AlarmTransition,
 };
 use headroom_core::decide::decide;
 use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::AlarmState;
 use headroom_core::plan::{parse_plan, Plan, TargetPlan};
 use headroom_core::reconcile::{reconcile_named, EventChange};
 use headroom_core::state::TargetState;

@@ -10,15 +10,15 @@ mod common;
 
 use common::{at, id};
 use headroom_core::claim::{Claim, ClaimSource};
-use headroom_core::decide::{Bounds, Observed, Suspended};
-use headroom_core::log::LogEntry;
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{Bounds, LogEntry, Observed, Suspended};
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{
     ErrorClass, PortError, SaveOutcome, ScalingTargets, StateStore, StoredPlan,
 };
-use headroom_core::reconcile::{reconcile_target, tick_plan, EventChange, TickReport};
+use headroom_core::reconcile::{reconcile_target, EventChange};
 use headroom_core::state::TargetState;
+use headroom_core::usecase::tick::{tick_plan_observing, TickReport};
 use headroom_core::ScalableTargetId;
 
 const PLAN: &str = r#"
@@ -153,7 +153,7 @@ impl StateStore for Store<'_> {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<headroom_core::log::LogEntry>, PortError> {
+    ) -> Result<Vec<headroom_core::model::LogEntry>, PortError> {
         self.0.store.recent_log(id, limit).await
     }
 }
@@ -183,7 +183,14 @@ fn guard_claim(floor: u32) -> Claim {
 
 fn tick(w: &World, minute: &str) -> TickReport {
     let (aas, store) = w.ports();
-    block_on(tick_plan(&aas, &store, &plan(), 1, at(minute)))
+    block_on(tick_plan_observing(
+        &aas,
+        &store,
+        None::<&()>,
+        &plan(),
+        1,
+        at(minute),
+    ))
 }
 
 #[test]
@@ -238,7 +245,7 @@ fn a_register_that_failed_after_the_state_write_is_reapplied_by_the_next_tick_wi
 
     // WHEN a tick fails at the register, and the next tick runs
     let failed = tick(&w, "10:00");
-    assert!(failed.has_retryable_errors(), "{failed:?}");
+    assert!(failed.errors.iter().any(|e| e.retryable), "{failed:?}");
     let next = tick(&w, "10:01");
 
     // THEN the next tick applies the stored bounds and does not call its own change drift
@@ -328,6 +335,60 @@ fn a_failed_log_append_after_the_state_write_is_written_by_the_retry_exactly_onc
     assert_eq!(w.store.log().len(), 1, "{:#?}", w.store.log());
     assert_eq!(w.bounds(), (6, false));
     assert!(w.store.state(&id()).pending_log.is_empty());
+}
+
+#[test]
+fn a_redelivery_that_still_registers_logs_a_plain_reconcile_not_a_second_effect() {
+    // GIVEN an event that raises the floor, and a register that fails once after the state write
+    let w = World::at(2, 12);
+    w.fail_registers.store(1, Ordering::SeqCst);
+    let (aas, store) = w.ports();
+    let p = plan();
+    let target = &p.targets[0];
+    let apply = |s: &mut TargetState| {
+        s.put_claim(peak_claim(6));
+        vec!["explicit peak launch stored".to_owned()]
+    };
+    let change = EventChange {
+        key: "peak-event:e-2".into(),
+        apply: &apply,
+    };
+    let run = |minute: &str| {
+        block_on(reconcile_target(
+            &aas,
+            &store,
+            target,
+            at(minute),
+            "peak-event:e-2",
+            Some(&change),
+        ))
+    };
+
+    // WHEN the event fails at the register and Lambda redelivers it
+    assert!(run("10:00").is_err_and(|e| e.is_retryable()));
+    let again = run("10:01").expect("the redelivery succeeds");
+
+    // THEN the redelivery is a duplicate that registers the stored bounds, and its record says
+    // it was a redelivery: the event's own effect has exactly one record
+    assert!(again.duplicate);
+    assert_eq!(w.bounds(), (6, false));
+    let triggers: Vec<String> = w
+        .store
+        .log()
+        .iter()
+        .filter_map(|r| r["trigger"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        triggers.iter().filter(|t| *t == "peak-event:e-2").count(),
+        1,
+        "{triggers:?}"
+    );
+    assert!(
+        triggers
+            .iter()
+            .all(|t| t == "peak-event:e-2" || t == "peak-event:e-2 (redelivered)"),
+        "{triggers:?}"
+    );
 }
 
 #[test]

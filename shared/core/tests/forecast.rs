@@ -4,10 +4,10 @@
 use chrono::{DateTime, Duration, Utc};
 use headroom_core::claim::ClaimSource;
 use headroom_core::decide::decide;
-use headroom_core::forecast::{build_forecast, refresh_forecasts, DemandSeries};
-use headroom_core::memory::MemoryDemand;
-use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
-use headroom_core::reconcile::tick_plan;
+use headroom_core::forecast::{build_forecast, DemandSeries};
+use headroom_core::memory::{block_on, MemoryDemand, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::usecase::forecast_refresh::refresh_forecasts;
+use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -152,7 +152,14 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
     let now = at("2026-03-06T08:50:00Z");
 
     // The first tick finds the forecast due; the refresh reads once and applies the claim.
-    let report = block_on(tick_plan(&aas, &store, &plan, 1, now));
+    let report = block_on(tick_plan_observing(
+        &aas,
+        &store,
+        None::<&()>,
+        &plan,
+        1,
+        now,
+    ));
     assert_eq!(report.forecast_due, vec![id()]);
     let refresh = block_on(refresh_forecasts(
         &demand,
@@ -167,9 +174,10 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
     assert_eq!(aas.get(&id()).map(|o| o.min), Some(20));
 
     // Within the hour nothing is due, and a repeated refresh changes nothing.
-    let later = block_on(tick_plan(
+    let later = block_on(tick_plan_observing(
         &aas,
         &store,
+        None::<&()>,
         &plan,
         1,
         now + Duration::minutes(30),
@@ -187,9 +195,10 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
     assert!(again.errors.is_empty());
     assert_eq!(store.state(&id()).forecast, state.forecast);
     // An hour later it is due again.
-    let hour = block_on(tick_plan(
+    let hour = block_on(tick_plan_observing(
         &aas,
         &store,
+        None::<&()>,
         &plan,
         1,
         now + Duration::minutes(60),

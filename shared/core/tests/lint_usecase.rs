@@ -60,7 +60,7 @@ fn endpoint(name: &str, config: &str) -> EndpointView {
         name: EndpointName::parse(name).unwrap(),
         arn: None,
         config_name: Some(config.into()),
-        status: "InService".into(),
+        status: headroom_core::endpoint_status::EndpointStatus::InService,
         variants: vec![EndpointVariantView {
             name: "AllTraffic".into(),
             current_instances: Some(2),

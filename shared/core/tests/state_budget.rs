@@ -7,13 +7,13 @@ mod common;
 use chrono::{DateTime, Duration, Utc};
 use common::{at, t};
 use headroom_core::alarm_prune::{MAX_ALARM_MARKS, STATE_BUDGET_BYTES};
-use headroom_core::alarms::{
-    apply_transition, idempotency_key, AlarmRole, AlarmState, AlarmTransition,
-};
+use headroom_core::alarms::{apply_transition, idempotency_key, AlarmRole, AlarmTransition};
 use headroom_core::memory::{block_on, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::{AlarmName, AlarmState};
 use headroom_core::plan::{parse_plan, Plan};
-use headroom_core::reconcile::{reconcile_target, tick_plan, EventChange};
+use headroom_core::reconcile::{reconcile_target, EventChange};
 use headroom_core::state::{AlarmMark, TargetState};
+use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::{ClaimSource, ScalableTargetId};
 
 const PLAN: &str = r#"
@@ -159,7 +159,7 @@ fn a_tick_prunes_the_facts_of_alarms_that_no_longer_matter_and_future_marks() {
     // stamped 2036, and a current one
     let mut s = TargetState::default();
     let mark = |at| AlarmMark {
-        state: "OK".into(),
+        state: AlarmState::Ok,
         at,
     };
     s.alarm_marks.insert("burst".into(), mark(at("09:00")));
@@ -169,13 +169,21 @@ fn a_tick_prunes_the_facts_of_alarms_that_no_longer_matter_and_future_marks() {
         .insert("forged".into(), mark(t("2036-03-14T09:00:00Z")));
     store.put_state(&chat(), s);
     // WHEN the tick runs at 09:30, and again two weeks later
-    block_on(tick_plan(&aas, &store, &plan, 1, at("09:30")));
-    let names: Vec<String> = store.state(&chat()).alarm_marks.into_keys().collect();
-    // THEN only the alarm that can still matter keeps its facts
-    assert_eq!(names, ["burst"]);
-    block_on(tick_plan(
+    block_on(tick_plan_observing(
         &aas,
         &store,
+        None::<&()>,
+        &plan,
+        1,
+        at("09:30"),
+    ));
+    let names: Vec<AlarmName> = store.state(&chat()).alarm_marks.into_keys().collect();
+    // THEN only the alarm that can still matter keeps its facts
+    assert_eq!(names, ["burst"]);
+    block_on(tick_plan_observing(
+        &aas,
+        &store,
+        None::<&()>,
         &plan,
         1,
         at("09:30") + Duration::days(14),

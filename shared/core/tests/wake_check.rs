@@ -1,4 +1,4 @@
-//! The tick's capacity observation (`reconcile::tick_plan_observing`) against memory ports: it
+//! The tick's capacity observation (`usecase::tick::tick_plan_observing`) against memory ports: it
 //! reads SageMaker only for targets that need it, records wake latencies and high-water marks,
 //! reports failures with their retry class, and redoes its write when another invocation wrote
 //! first.
@@ -9,15 +9,16 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use common::{at, target_id};
-use headroom_core::alarms::{apply_transition, AlarmRole, AlarmState, AlarmTransition};
+use headroom_core::alarms::{apply_transition, AlarmRole, AlarmTransition};
 use headroom_core::capacity_port::CurrentCapacity;
-use headroom_core::log::LogEntry;
 use headroom_core::memory::MemoryCapacity;
 use headroom_core::memory::{block_on, Calls, MemoryScalingTargets, MemoryStateStore};
+use headroom_core::model::AlarmState;
+use headroom_core::model::LogEntry;
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::ports::{ErrorClass, PortError, SaveOutcome, StateStore, StoredPlan};
-use headroom_core::reconcile::{tick_plan_observing, TickReport};
 use headroom_core::state::TargetState;
+use headroom_core::usecase::tick::{tick_plan_observing, TickReport};
 use headroom_core::{ClaimSource, ScalableTargetId};
 
 const PLAN: &str = r#"
@@ -221,7 +222,7 @@ impl StateStore for Racing {
         &self,
         id: &ScalableTargetId,
         limit: usize,
-    ) -> Result<Vec<headroom_core::log::LogEntry>, PortError> {
+    ) -> Result<Vec<headroom_core::model::LogEntry>, PortError> {
         self.inner.recent_log(id, limit).await
     }
 }

@@ -18,7 +18,8 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use headroom_core::alarms::{AlarmState, AlarmTransition};
+pub use headroom_core::alarms::AlarmTransition;
+pub use headroom_core::model::AlarmState;
 
 use headroom_core::plan::{MAX_ALARM_ARN, MAX_ALARM_NAME};
 use headroom_core::text::{cut, cut_to};
@@ -265,7 +266,7 @@ impl Alarm {
                 .map(|s| cut_to(&s, MAX_ORIGIN).into_owned())
         };
         let t = AlarmTransition {
-            alarm_name: self.name,
+            alarm_name: self.name.into(),
             alarm_arn: origin.arn,
             state: self.state,
             previous: self.previous,

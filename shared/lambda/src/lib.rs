@@ -166,8 +166,9 @@ mod tests {
 
     #[test]
     fn a_decision_logs_flat_fields_not_debug_strings() {
-        use headroom_core::decide::{decide, Observed, Suspended};
+        use headroom_core::decide::decide;
         use headroom_core::log::DecisionRecord;
+        use headroom_core::model::{Observed, Suspended};
         use std::sync::{Arc, Mutex};
 
         #[derive(Clone, Default)]

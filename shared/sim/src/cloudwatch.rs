@@ -5,7 +5,7 @@
 //! breach, INSUFFICIENT_DATA when all N are missing, OK otherwise (CloudWatch's default
 //! `TreatMissingData = missing`, simplified: missing datapoints count as not breaching).
 
-pub use headroom_core::alarms::AlarmState;
+pub use headroom_core::model::AlarmState;
 
 use crate::metrics::{newest_visible, Series};
 use crate::world::{AlarmDef, Comparison, Period};

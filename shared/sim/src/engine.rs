@@ -13,10 +13,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::{Counts, CurrentCapacity};
-use headroom_core::decide::Observed;
 use headroom_core::forecast::{DemandSeries, ForecastScore};
 use headroom_core::memory::MemoryStateStore;
 use headroom_core::metrics_port::{window, DemandHistory};
+use headroom_core::model::Observed;
 use headroom_core::ports::{PortError, ScalingTargets};
 use headroom_core::Span;
 use headroom_core::{ScalableTargetId, Suspended};

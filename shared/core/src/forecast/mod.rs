@@ -9,16 +9,15 @@
 //! - `claims.rs`: the slots as a `forecast` claim.
 //! - `score.rs`: how past slots compared with the demand that came.
 //! - `schedule_review.rs`: whether each planned peak still matches the demand (daily verdicts).
-//! - `refresh.rs`: the hourly refresh use case (ports in, state out).
 //! - `summary.rs`: what `headroom status` shows of it.
 //!
-//! Everything but `refresh.rs` is pure; time comes in as `now`, and only history before `now`
-//! is ever read, so the simulator can replay it walk-forward.
+//! All of it is pure; time comes in as `now`, and only history before `now` is ever read, so the
+//! simulator can replay it walk-forward. The hourly refresh that reads the history and stores
+//! the result is a use case of the tick (`usecase/forecast_refresh.rs`).
 
 pub mod build;
 pub mod claims;
 pub mod profile;
-pub mod refresh;
 pub mod schedule_review;
 pub mod score;
 pub mod series;
@@ -27,6 +26,5 @@ pub mod summary;
 
 pub use build::{build_forecast, is_due, REFRESH_EVERY};
 pub use claims::{forecast_claim, would_claim};
-pub use refresh::{refresh_forecasts, RefreshReport};
 pub use series::DemandSeries;
 pub use state::{ForecastScore, ForecastSlot, ForecastState};

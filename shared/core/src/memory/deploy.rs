@@ -12,6 +12,7 @@ use crate::deploy_ports::{
 };
 use crate::identity::ModelIdentity;
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
+use crate::model::ReviewId;
 use crate::ports::{ErrorClass, PortError, SaveOutcome};
 use crate::review::{Review, ScalingPolicySummary};
 
@@ -182,7 +183,7 @@ impl ScalingHistory for MemoryScalingHistory {
 #[derive(Debug, Default)]
 pub struct MemoryReviewStore {
     identities: Mutex<BTreeMap<ScalableTargetId, ModelIdentity>>,
-    reviews: Mutex<BTreeMap<(ScalableTargetId, String), Review>>,
+    reviews: Mutex<BTreeMap<(ScalableTargetId, ReviewId), Review>>,
     pub writes: AtomicUsize,
 }
 
@@ -216,10 +217,10 @@ impl ReviewStore for MemoryReviewStore {
     async fn load_review(
         &self,
         id: &ScalableTargetId,
-        review_id: &str,
+        review_id: &ReviewId,
     ) -> Result<Option<Review>, PortError> {
         Ok(lock(&self.reviews)
-            .get(&(id.clone(), review_id.to_owned()))
+            .get(&(id.clone(), review_id.clone()))
             .cloned())
     }
 

@@ -17,9 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use crate::decide::{Observed, Suspended};
 use crate::ids::ScalableTargetId;
-use crate::log::LogEntry;
+use crate::model::{LogEntry, Observed, Suspended};
 use crate::ports::{PortError, SaveOutcome, ScalingTargets, StateStore, StoredPlan, DESCRIBE_PAGE};
 use crate::state::TargetState;
 

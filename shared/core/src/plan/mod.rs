@@ -1,11 +1,15 @@
 //! The plan: which targets headroom manages and what each feature may do to them.
 
+#[cfg(any(test, feature = "memory"))]
+mod builder;
 pub mod file;
 pub mod forecast;
 pub mod lint;
 mod model;
 mod validate;
 
+#[cfg(any(test, feature = "memory"))]
+pub use builder::{PlanBuilder, TargetBuilder};
 pub use file::PlanFile;
 pub use forecast::{ForecastMode, ForecastPolicy};
 pub use lint::LintPolicy;

@@ -19,10 +19,6 @@ impl Plan {
     pub fn target(&self, id: &ScalableTargetId) -> Option<&TargetPlan> {
         self.targets.iter().find(|t| &t.id == id)
     }
-
-    pub fn ids(&self) -> Vec<ScalableTargetId> {
-        self.targets.iter().map(|t| t.id.clone()).collect()
-    }
 }
 
 #[derive(Debug, Clone)]

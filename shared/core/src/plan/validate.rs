@@ -13,7 +13,7 @@ use crate::claim::Ramp;
 use crate::cron::Cron;
 use crate::duration::Span;
 use crate::ids::ScalableTargetId;
-use crate::lead_samples::LEAD_SAMPLES_KEPT;
+use crate::model::LEAD_SAMPLES_KEPT;
 use crate::text::cut;
 
 /// Defaults for what a plan leaves out. Documented in the README's plan section.

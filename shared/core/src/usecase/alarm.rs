@@ -171,7 +171,7 @@ where
 {
     let key = idempotency_key(t);
     let mut report = AlarmReport {
-        alarm: t.alarm_name.clone(),
+        alarm: t.alarm_name.to_string(),
         state: t.state.to_string(),
         at: t.at,
         idempotency_key: key.clone(),
@@ -282,7 +282,7 @@ where
     }
     if let Some(first) = retryable.first() {
         return Err(AlarmError::Incomplete {
-            alarm: t.alarm_name.clone(),
+            alarm: t.alarm_name.to_string(),
             failed: retryable.len(),
             total: routes.len(),
             first: first.clone(),

@@ -286,7 +286,7 @@ pub async fn gather_with<D: DemandHistory>(
             }
         }
     };
-    let lead = lead_time(target, &state.lead_samples, state.model.as_deref());
+    let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
     let lead = (lead.source == "measured").then(|| MeasuredLead {
         seconds: lead.span.as_secs(),
         detail: lead.detail,

@@ -14,13 +14,16 @@
 //! | `headroom lint` | [`lint::run`] | the CLI |
 //!
 //! The routing (which function takes which trigger) is `crate::trigger::Trigger::function`.
+//! Use cases sit above the rules and the ports; nothing else in the core imports them.
 
 pub mod alarm;
 pub mod deploy;
+pub mod forecast_refresh;
 pub mod lint;
 pub mod peak;
 mod ports;
 pub mod reviews;
 pub mod tick;
+mod tick_pass;
 
 pub use ports::Ports;

@@ -5,15 +5,16 @@
 use chrono::{DateTime, Utc};
 
 use crate::capacity_port::CurrentCapacity;
-use crate::forecast::refresh::refresh_forecasts;
 use crate::ids::ScalableTargetId;
 use crate::metrics_port::DemandHistory;
 use crate::plan::Plan;
 use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
-use crate::reconcile::{load_plan, tick_plan_observing, ReconcileError, TickFailure, TickReport};
+use crate::reconcile::{load_plan, ReconcileError};
 use crate::state::take_state;
 use crate::trigger::Tick;
+use crate::usecase::forecast_refresh::refresh_forecasts;
 
+pub use super::tick_pass::{tick_plan_observing, TickFailure, TickReport};
 use super::Ports;
 
 #[derive(Debug, thiserror::Error)]
@@ -119,13 +120,20 @@ where
             .map(|f| TickFailure {
                 target: f.target,
                 error: f.error,
+                code: None,
                 retryable: f.retryable,
             })
             .collect();
         report.forecast_due.clear();
     }
     for failure in &report.errors {
-        tracing::error!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "reconcile failed");
+        tracing::error!(
+            target_id = %failure.target,
+            retryable = failure.retryable,
+            error_code = failure.code.as_deref().unwrap_or(""),
+            error = %failure.error,
+            "reconcile failed"
+        );
     }
     record_failures(ports.state, &report.errors, now).await;
     tracing::info!(
@@ -160,7 +168,12 @@ async fn record_failures<S: StateStore>(store: &S, failures: &[TickFailure], now
                 continue;
             };
             let mut state = take_state(&mut states, id);
-            if !state.record_error(&failure.error, None, failure.retryable, now) {
+            if !state.record_error(
+                &failure.error,
+                failure.code.as_deref(),
+                failure.retryable,
+                now,
+            ) {
                 continue;
             }
             let token = format!("tick-error@{}#{id}", now.timestamp_millis());

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::claim::{Claim, ClaimSource, Ramp};
-use headroom_core::decide::{Observed, Suspended};
+use headroom_core::model::{Observed, Suspended};
 use headroom_core::plan::{parse_plan, TargetPlan};
 use headroom_core::{ScalableTargetId, Span};
 

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::metrics_port::DemandHistory;
+use crate::model::{ModelFingerprint, ReviewId};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::trigger::{PipelineHook, SageMakerEvent};
 
@@ -154,9 +155,9 @@ pub struct TargetReport {
     pub target: String,
     pub change: ModelChange,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous_fingerprint: Option<String>,
+    pub previous_fingerprint: Option<ModelFingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewReport>,
     pub lead_samples_added: usize,
@@ -167,7 +168,7 @@ pub struct TargetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewReport {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<ReviewId>,
     pub action: ReviewAction,
     pub tagged: bool,
 }
@@ -175,12 +176,12 @@ pub struct ReviewReport {
 /// An open review, as a pipeline's `check` sees it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewBrief {
-    pub id: String,
+    pub id: ReviewId,
     pub target: String,
     pub opened_at: DateTime<Utc>,
     pub model: String,
-    pub fingerprint: String,
-    pub previous_fingerprint: String,
+    pub fingerprint: ModelFingerprint,
+    pub previous_fingerprint: ModelFingerprint,
     /// The lint's findings when the review opened (`headroom reviews show` has the evidence
     /// windows); empty for reviews stored before the lint.
     #[serde(skip_serializing_if = "Vec::is_empty")]

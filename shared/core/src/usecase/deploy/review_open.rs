@@ -7,6 +7,7 @@ use std::slice;
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::identity::ModelIdentity;
 use crate::metrics_port::DemandHistory;
+use crate::model::ModelFingerprint;
 use crate::plan::TargetPlan;
 use crate::ports::SaveOutcome;
 use crate::ports::{ScalingTargets, StateStore};
@@ -33,7 +34,7 @@ where
         watch: &Watch<'_>,
         identity: &ModelIdentity,
         endpoint_arn: Option<String>,
-        previous_fingerprint: &str,
+        previous_fingerprint: &ModelFingerprint,
         previous: Option<ModelIdentity>,
         state: &TargetState,
         change: ChangeContext,
@@ -41,7 +42,7 @@ where
     ) -> Result<ReviewReport, DeployError> {
         let id = &target.id;
         if !target.review.enabled {
-            tracing::info!(target_id = %id, previous = previous_fingerprint, current = %identity.fingerprint(), "model identity changed; the plan turns reviews off for this target");
+            tracing::info!(target_id = %id, previous = %previous_fingerprint, current = %identity.fingerprint(), "model identity changed; the plan turns reviews off for this target");
             return Ok(ReviewReport {
                 id: None,
                 action: ReviewAction::Disabled,
@@ -94,7 +95,7 @@ where
             trigger: watch.trigger.clone(),
             endpoint_arn,
             tagged: tag_arn.is_some(),
-            previous_fingerprint: previous_fingerprint.to_owned(),
+            previous_fingerprint: previous_fingerprint.clone(),
             previous,
             current: identity.clone(),
             policies,
@@ -135,16 +136,16 @@ where
                 Ok(()) => tagged = true,
                 Err(e) if e.is_retryable() => return Err(port(arn, "tag the endpoint")(e)),
                 Err(e) => {
-                    tracing::warn!(target_id = %id, review_id, error = %e, "could not tag the endpoint for the review");
+                    tracing::warn!(target_id = %id, review_id = %review_id, error = %e, "could not tag the endpoint for the review");
                     notes.push(format!("review {review_id}: endpoint not tagged: {e}"));
                 }
             }
         }
         tracing::warn!(
             target_id = %id,
-            review_id,
+            review_id = %review_id,
             action = action.as_str(),
-            previous = previous_fingerprint,
+            previous = %previous_fingerprint,
             current = %identity.fingerprint(),
             model = %identity.summary(),
             policies = policies_attached,

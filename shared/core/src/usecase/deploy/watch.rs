@@ -10,10 +10,11 @@ use chrono::{DateTime, Utc};
 use crate::deploy_ports::ScalingActivity;
 use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::endpoint_status::EndpointStatus;
-use crate::identity::{assess, merge_for_storage, IdentityChange, ModelHistory, ModelIdentity};
+use crate::identity::{assess, merge_for_storage, IdentityChange, ModelIdentity};
 use crate::ids::ScalableTargetId;
-use crate::lead_samples::{activity_samples, merge_samples, Transitions};
+use crate::lead_samples::{activity_samples, merge_samples};
 use crate::metrics_port::DemandHistory;
+use crate::model::ModelFingerprint;
 use crate::plan::TargetPlan;
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
@@ -94,10 +95,10 @@ where
             .or_else(|| stored.as_ref().map(ModelIdentity::fingerprint));
         report.previous_fingerprint = previous.clone();
 
-        match assess(previous.as_deref(), &identity) {
+        match assess(previous.as_ref(), &identity) {
             IdentityChange::Baseline => {
                 report.change = ModelChange::Baseline;
-                tracing::info!(target_id = %id, fingerprint, model = %identity.summary(), "model identity baseline recorded (no review)");
+                tracing::info!(target_id = %id, fingerprint = %fingerprint, model = %identity.summary(), "model identity baseline recorded (no review)");
             }
             IdentityChange::Unchanged => report.change = ModelChange::Unchanged,
             IdentityChange::Changed {
@@ -159,7 +160,7 @@ where
             let (notes, n) = record(
                 state,
                 &fingerprint,
-                previous.as_deref(),
+                previous.as_ref(),
                 &identity.summary(),
                 since,
                 transition.as_ref(),
@@ -205,17 +206,16 @@ where
 /// and how many samples were added.
 pub fn record(
     state: &mut TargetState,
-    fingerprint: &str,
-    expected_previous: Option<&str>,
+    fingerprint: &ModelFingerprint,
+    expected_previous: Option<&ModelFingerprint>,
     summary: &str,
     since: DateTime<Utc>,
     transition: Option<&(EndpointStatus, DateTime<Utc>, Option<u32>)>,
     activities: &[ScalingActivity],
 ) -> (Vec<String>, usize) {
     let mut notes = Vec::new();
-    let mut models = ModelHistory::from_notes(&state.notes);
-    if state.model.as_deref() != Some(fingerprint) {
-        if state.model.as_deref() == expected_previous {
+    if state.model.as_ref() != Some(fingerprint) {
+        if state.model.as_ref() == expected_previous {
             notes.push(match expected_previous {
                 None => {
                     format!("model identity {fingerprint} recorded as the baseline ({summary})")
@@ -224,8 +224,8 @@ pub fn record(
                     format!("model identity changed from {prev} to {fingerprint} ({summary})")
                 }
             });
-            state.model = Some(fingerprint.to_owned());
-            models.record(fingerprint, since);
+            state.model = Some(fingerprint.clone());
+            state.deploy.models.record(fingerprint, since);
         } else {
             notes.push(format!(
                 "model identity moved to {} meanwhile: left as is for the next event",
@@ -233,19 +233,22 @@ pub fn record(
             ));
         }
     }
-    if models.entries.is_empty() {
+    if state.deploy.models.is_empty() {
         if let Some(m) = state.model.clone() {
-            models.record(&m, since);
+            state.deploy.models.record(&m, since);
         }
     }
-    models.store(&mut state.notes);
     let mut samples = Vec::new();
     if let Some((status, at, desired)) = transition {
-        let mut tr = Transitions::from_notes(&state.notes);
-        samples.extend(tr.observe(status, *at, *desired, state.model.as_deref()));
-        tr.store(&mut state.notes);
+        let model = state.model.as_ref();
+        samples.extend(
+            state
+                .deploy
+                .transition
+                .observe(status, *at, *desired, model),
+        );
     }
-    samples.extend(activity_samples(activities, &models));
+    samples.extend(activity_samples(activities, &state.deploy.models));
     let added = merge_samples(&mut state.lead_samples, samples);
     if added > 0 {
         notes.push(format!("{added} scale-out measurement(s) recorded"));

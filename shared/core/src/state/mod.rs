@@ -1,15 +1,24 @@
 //! What headroom remembers per target between invocations (stored in DynamoDB, or in memory in
-//! the simulator). Later features add fields with `#[serde(default)]`, so older items still load.
+//! the simulator). Later features add fields with `#[serde(default)]`, so older items still load;
+//! each feature's facts have their own typed field (`alarm_facts.rs`, `deploy_facts.rs`), and
+//! what earlier versions kept in a loose `notes` map is lifted into them as the state loads
+//! (`upgrade.rs`).
+
+mod alarm_facts;
+mod deploy_facts;
+mod upgrade;
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::claim::{Claim, ClaimSource};
-use crate::decide::Bounds;
 use crate::ids::ScalableTargetId;
-use crate::log::LogEntry;
+use crate::model::{AlarmName, Bounds, LeadSample, LogEntry, ModelFingerprint};
+
+pub use alarm_facts::{AlarmFacts, AlarmMark};
+pub use deploy_facts::DeployFacts;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
 /// covers EventBridge's and Lambda's retry windows with room to spare.
@@ -19,7 +28,10 @@ pub const SEEN_EVENTS_KEPT: usize = 200;
 /// How many earlier applied bounds are remembered (`TargetState::earlier_applied`).
 pub const EARLIER_APPLIED_KEPT: usize = 4;
 
+/// Serialized as derived; deserialized as derived and then upgraded (`upgrade::lift_notes`):
+/// `remote = "Self"` makes the derives inherent functions, which the trait impls below call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TargetState {
     /// Optimistic-concurrency version: 0 means never stored. Every save expects the version it
     /// read and stores version + 1.
@@ -39,7 +51,10 @@ pub struct TargetState {
     pub seen_events: Vec<SeenEvent>,
     /// Last transition applied per alarm name, to ignore stale and duplicate transitions.
     #[serde(default)]
-    pub alarm_marks: BTreeMap<String, AlarmMark>,
+    pub alarm_marks: BTreeMap<AlarmName, AlarmMark>,
+    /// What the alarm automation keeps beside each mark (last ALARM instant, routed metric).
+    #[serde(default, skip_serializing_if = "AlarmFacts::is_empty")]
+    pub alarm_facts: AlarmFacts,
     /// Highest desired count seen while a guard alarm is in ALARM.
     #[serde(default)]
     pub high_water: Option<u32>,
@@ -54,7 +69,10 @@ pub struct TargetState {
     pub lead_samples: Vec<LeadSample>,
     /// Fingerprint of the model identity in force (the deployment watcher keeps it current).
     #[serde(default)]
-    pub model: Option<String>,
+    pub model: Option<ModelFingerprint>,
+    /// The deployment watcher's bookkeeping: model history and endpoint transitions.
+    #[serde(default, skip_serializing_if = "DeployFacts::is_empty")]
+    pub deploy: DeployFacts,
     /// The demand forecast's upcoming slots and score (`forecast/`), refreshed hourly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<crate::forecast::ForecastState>,
@@ -70,13 +88,30 @@ pub struct TargetState {
     /// it (the same entry again is the same record) and clears it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_log: Vec<LogEntry>,
-    /// Extension room for features that keep small per-target facts.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub notes: BTreeMap<String, serde_json::Value>,
+    /// The entries of the `notes` map earlier versions kept feature facts in that this version
+    /// does not know, as found. Nothing writes here: a known entry is moved into its typed field
+    /// as the state loads (`upgrade.rs`); an unknown one (from a newer build, or one that does
+    /// not parse) is kept and stored again, so no stored fact is lost.
+    #[serde(default, rename = "notes", skip_serializing_if = "BTreeMap::is_empty")]
+    pub unrecognised_notes: BTreeMap<String, serde_json::Value>,
     /// The tick's last failure on this target, until a reconcile succeeds again (`decide` clears
     /// it): `headroom status` shows it instead of "will change at the next reconcile" forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<LastError>,
+}
+
+impl Serialize for TargetState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        TargetState::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for TargetState {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut state = TargetState::deserialize(deserializer)?;
+        upgrade::lift_notes(&mut state);
+        Ok(state)
+    }
 }
 
 /// A failure that keeps a target from converging, and since when it has failed that way.
@@ -177,28 +212,10 @@ pub struct SeenEvent {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AlarmMark {
-    pub state: String,
-    pub at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WakeLatency {
     pub alarm_at: DateTime<Utc>,
     pub in_service_at: DateTime<Utc>,
     pub seconds: i64,
-}
-
-/// One measured scale-out: how long it took from the decision to capacity in service.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LeadSample {
-    pub ended_at: DateTime<Utc>,
-    pub seconds: i64,
-    /// Model identity fingerprint in force when it was measured.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Where it was measured: "aas-activity" or "endpoint-state".
-    pub source: String,
 }
 
 impl TargetState {
@@ -264,15 +281,17 @@ impl TargetState {
             drift,
             seen_events,
             alarm_marks,
+            alarm_facts,
             high_water,
             wake_pending_since,
             wake_latencies,
             lead_samples,
             model,
+            deploy,
             forecast,
             earlier_applied,
             pending_log,
-            notes,
+            unrecognised_notes,
             last_error,
         } = self;
         *claims == other.claims
@@ -281,15 +300,17 @@ impl TargetState {
             && *drift == other.drift
             && *seen_events == other.seen_events
             && *alarm_marks == other.alarm_marks
+            && *alarm_facts == other.alarm_facts
             && *high_water == other.high_water
             && *wake_pending_since == other.wake_pending_since
             && *wake_latencies == other.wake_latencies
             && *lead_samples == other.lead_samples
             && *model == other.model
+            && *deploy == other.deploy
             && *forecast == other.forecast
             && *earlier_applied == other.earlier_applied
             && *pending_log == other.pending_log
-            && *notes == other.notes
+            && *unrecognised_notes == other.unrecognised_notes
             && *last_error == other.last_error
     }
 }
@@ -334,12 +355,16 @@ mod tests {
                 until: t("2026-03-15T09:00:00Z"),
             }],
             alarm_marks: BTreeMap::from([(
-                "burst".to_owned(),
+                "burst".into(),
                 AlarmMark {
-                    state: "ALARM".into(),
+                    state: crate::model::AlarmState::Alarm,
                     at: t("2026-03-14T09:00:00Z"),
                 },
             )]),
+            alarm_facts: AlarmFacts {
+                last_in_alarm: BTreeMap::from([("burst".into(), t("2026-03-14T09:00:00Z"))]),
+                metric: BTreeMap::new(),
+            },
             high_water: Some(6),
             wake_pending_since: Some(t("2026-03-14T06:03:00Z")),
             wake_latencies: vec![WakeLatency {
@@ -351,9 +376,19 @@ mod tests {
                 ended_at: t("2026-03-13T10:06:00Z"),
                 seconds: 360,
                 model: Some("fp-1".into()),
-                source: "aas-activity".into(),
+                source: crate::model::SampleSource::AasActivity,
             }],
             model: Some("fp-1".into()),
+            deploy: DeployFacts {
+                models: crate::identity::ModelHistory::default(),
+                transition: crate::endpoint_transitions::Transitions {
+                    pending: None,
+                    in_service: Some(crate::endpoint_transitions::InServiceMark {
+                        at: t("2026-03-14T08:00:00Z"),
+                        count: Some(2),
+                    }),
+                },
+            },
             forecast: Some(crate::forecast::ForecastState {
                 computed_at: DateTime::UNIX_EPOCH,
                 slot_secs: 600,
@@ -373,7 +408,7 @@ mod tests {
                 at: t("2026-03-14T09:00:00Z"),
                 body: serde_json::json!({"trigger": "tick"}),
             }],
-            notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
+            unrecognised_notes: BTreeMap::from([("k".to_owned(), serde_json::json!(1))]),
             last_error: Some(LastError {
                 since: t("2026-03-14T09:40:00Z"),
                 message: "failed to register the scalable target: AccessDeniedException: no".into(),
@@ -427,22 +462,24 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 16] = [
+        let changes: [Change; 18] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
             ("drift", |s| s.drift = None),
             ("seen_events", |s| s.seen_events.clear()),
             ("alarm_marks", |s| s.alarm_marks.clear()),
+            ("alarm_facts", |s| s.alarm_facts = AlarmFacts::default()),
             ("high_water", |s| s.high_water = Some(7)),
             ("wake_pending_since", |s| s.wake_pending_since = None),
             ("wake_latencies", |s| s.wake_latencies.clear()),
             ("lead_samples", |s| s.lead_samples.clear()),
             ("model", |s| s.model = Some("fp-2".into())),
+            ("deploy", |s| s.deploy = DeployFacts::default()),
             ("forecast", |s| s.forecast = None),
             ("earlier_applied", |s| s.earlier_applied.clear()),
             ("pending_log", |s| s.pending_log.clear()),
-            ("notes", |s| s.notes.clear()),
+            ("unrecognised_notes", |s| s.unrecognised_notes.clear()),
             ("last_error", |s| s.last_error = None),
         ];
         for (field, change) in changes {

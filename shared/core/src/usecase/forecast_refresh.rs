@@ -108,7 +108,7 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         if !is_due(state.forecast.as_ref(), now) {
             return Vec::new();
         }
-        let lead = lead_time(target, &state.lead_samples, state.model.as_deref()).span;
+        let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
         let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
         next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
         for r in next.schedule.iter().filter(|r| r.verdict != Verdict::Ok) {
@@ -154,42 +154,4 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
             error: e.to_string(),
         }),
     }
-}
-
-/// The tick's use case with forecasting: load the plan, reconcile every target (the tick's single
-/// pass), then refresh the forecasts that pass found due. A failed refresh is logged and left due
-/// for the next tick; the tick's own report stands.
-pub async fn tick_with_forecasts<
-    A: ScalingTargets,
-    S: StateStore,
-    C: crate::capacity_port::CurrentCapacity,
-    M: DemandHistory,
->(
-    aas: &A,
-    store: &S,
-    capacity: Option<&C>,
-    metrics: Option<&M>,
-    now: DateTime<Utc>,
-) -> Result<crate::reconcile::TickReport, crate::reconcile::ReconcileError> {
-    let (version, plan) = crate::reconcile::load_plan(store).await?;
-    let mut report =
-        crate::reconcile::tick_plan_observing(aas, store, capacity, &plan, version, now).await;
-    if let Some(metrics) = metrics.filter(|_| !report.forecast_due.is_empty()) {
-        let refresh =
-            refresh_forecasts(metrics, aas, store, &plan, &report.forecast_due, now).await;
-        tracing::info!(
-            refreshed = refresh.refreshed.len(),
-            unavailable = refresh.unavailable.len(),
-            metric_calls = refresh.metric_calls,
-            "forecasts refreshed"
-        );
-        for (target, why) in &refresh.unavailable {
-            tracing::info!(target_id = %target, reason = %why, "no forecast");
-        }
-        for failure in refresh.errors {
-            tracing::warn!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "forecast refresh failed");
-        }
-        report.forecast_due.clear();
-    }
-    Ok(report)
 }
