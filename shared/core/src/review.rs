@@ -14,9 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::identity::{fnv1a, ModelIdentity};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::lint::Finding;
 use crate::metrics_port::Workload;
-use crate::model::{Bounds, LeadSample, ModelFingerprint, ReviewId};
+use crate::model::{Bounds, Finding, LeadSample, ModelFingerprint, ReviewId};
 use crate::plan::TargetPlan;
 
 /// The endpoint tag that shows a review is open (and flips to `acked` when acknowledged).

@@ -6,6 +6,7 @@
 mod alarm_name;
 mod alarm_state;
 mod bounds;
+mod finding;
 mod fingerprint;
 mod lead_sample;
 mod log_entry;
@@ -17,6 +18,7 @@ mod suspended;
 pub use alarm_name::AlarmName;
 pub use alarm_state::AlarmState;
 pub use bounds::Bounds;
+pub use finding::{Finding, Severity};
 pub use fingerprint::ModelFingerprint;
 pub use lead_sample::{is_plausible, LeadSample, SampleSource, LEAD_SAMPLES_KEPT, LONGEST_SAMPLE};
 pub use log_entry::LogEntry;
