@@ -2,7 +2,6 @@
 //! trigger, refuse one that another function handles (naming it), and classify the use case's
 //! error for Lambda's retry. A function's crate then only wires its ports and calls its use case.
 
-use headroom_core::reconcile::ReconcileError;
 use headroom_core::trigger::{Function, Trigger, WrongFunction};
 use headroom_core::usecase::{alarm::AlarmError, deploy::DeployError, tick::TickError};
 use headroom_events::{parse_trigger, EventError};
@@ -45,12 +44,6 @@ impl<E: Classified> Classified for EdgeError<E> {
 impl Classified for TickError {
     fn is_retryable(&self) -> bool {
         TickError::is_retryable(self)
-    }
-}
-
-impl Classified for ReconcileError {
-    fn is_retryable(&self) -> bool {
-        ReconcileError::is_retryable(self)
     }
 }
 
