@@ -1,23 +1,31 @@
-//! `headroom reviews list|show|ack`: the scaling-policy reviews the deployment watcher opens when
-//! the model behind a managed target changes, and their acknowledgement (which also flips the
-//! endpoint's `headroom:policy-review` tag to `acked` once no other review of it is open).
+//! `headroom reviews list|show|ack`: the scaling-policy reviews (`rv-`) the deployment watcher
+//! opens when the model behind a managed target changes, the schedule reviews (`sr-`) the hourly
+//! forecast refresh opens when a planned peak no longer matches the demand, and their
+//! acknowledgement (a policy review's also flips the endpoint's `headroom:policy-review` tag to
+//! `acked` once no other review of it is open).
 
 use chrono::{SecondsFormat, Utc};
 use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_core::reconcile::load_plan;
+use headroom_core::review::schedule::{is_schedule_review_id, ScheduleReview};
 use headroom_core::review::Review;
-use headroom_core::usecase::reviews::{ack_review, list_reviews};
+use headroom_core::usecase::reviews::{
+    ack_review, ack_schedule, is_current, list_reviews, list_schedule_reviews,
+};
 
 use crate::aws::{Aws, TableArgs};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ReviewsCommand {
-    /// List reviews of the managed targets (open ones unless --all), newest first.
+    /// List reviews of the managed targets (open ones unless --all), newest first: policy
+    /// reviews, then schedule reviews.
     List(ListArgs),
-    /// Print one review in full (JSON): old and new model, policies, bounds, decisions, warm-up.
+    /// Print one review in full (JSON). A policy review: old and new model, policies, bounds,
+    /// decisions, warm-up, lint. A schedule review: the peak, its verdict and the evidence.
     Show(ShowArgs),
-    /// Acknowledge a review once the scaling policies were checked against the new model.
+    /// Acknowledge a review once it was checked: the policies against the new model, or the
+    /// planned peak against its verdict (rewriting the peak in the plan also retires it).
     Ack(AckArgs),
 }
 
@@ -35,7 +43,7 @@ pub struct ListArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
-    /// The review id (`rv-...`, from `headroom reviews list`).
+    /// The review id (`rv-...` or `sr-...`, from `headroom reviews list`).
     pub id: String,
     #[command(flatten)]
     pub table: TableArgs,
@@ -43,7 +51,7 @@ pub struct ShowArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct AckArgs {
-    /// The review id (`rv-...`, from `headroom reviews list`).
+    /// The review id (`rv-...` or `sr-...`, from `headroom reviews list`).
     pub id: String,
     /// What was checked and decided (kept with the review).
     #[arg(long)]
@@ -68,27 +76,75 @@ async fn list(args: ListArgs) -> anyhow::Result<()> {
     let (_, plan) = load_plan(&aws.store).await?;
     let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
     let reviews = list_reviews(&store, &plan, args.all).await?;
+    let schedule = list_schedule_reviews(&store, &plan, args.all).await?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&reviews)?)?;
+        // One array: policy reviews as stored, schedule reviews with `"kind": "schedule"`.
+        let mut all: Vec<serde_json::Value> = reviews
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()?;
+        for r in &schedule {
+            all.push(schedule_json(r)?);
+        }
+        outln!("{}", serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
-    if reviews.is_empty() {
+    if reviews.is_empty() && schedule.is_empty() {
         outln!("no {}reviews", if args.all { "" } else { "open " })?;
         return Ok(());
     }
-    out!("{}", table(&reviews))?;
+    if !reviews.is_empty() {
+        out!("{}", table(&reviews))?;
+    }
+    if !schedule.is_empty() {
+        if !reviews.is_empty() {
+            outln!()?;
+        }
+        let rows: Vec<(ScheduleReview, bool)> = schedule
+            .into_iter()
+            .map(|r| {
+                let current = plan.target(&r.target).is_some_and(|t| is_current(&r, t));
+                (r, current)
+            })
+            .collect();
+        out!("{}", schedule_table(&rows))?;
+    }
     Ok(())
+}
+
+/// A schedule review as JSON, marked as such.
+fn schedule_json(r: &ScheduleReview) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(r)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("kind".into(), "schedule".into());
+    }
+    Ok(v)
 }
 
 async fn show(args: ShowArgs) -> anyhow::Result<()> {
     let aws = Aws::connect(&args.table).await?;
     let (_, plan) = load_plan(&aws.store).await?;
     let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
+    let not_found = || {
+        crate::exit::not_found(format!("no review {} among the managed targets' reviews: `headroom reviews list --all` shows them", args.id))
+    };
+    if is_schedule_review_id(&args.id) {
+        let review = list_schedule_reviews(&store, &plan, true)
+            .await?
+            .into_iter()
+            .find(|r| r.id == args.id)
+            .ok_or_else(not_found)?;
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&schedule_json(&review)?)?
+        )?;
+        return Ok(());
+    }
     let review = list_reviews(&store, &plan, true)
         .await?
         .into_iter()
         .find(|r| r.id == args.id)
-        .ok_or_else(|| crate::exit::not_found(format!("no review {} among the managed targets' reviews: `headroom reviews list --all` shows them", args.id)))?;
+        .ok_or_else(not_found)?;
     outln!("{}", serde_json::to_string_pretty(&review)?)?;
     Ok(())
 }
@@ -97,8 +153,20 @@ async fn ack(args: AckArgs) -> anyhow::Result<()> {
     let aws = Aws::connect(&args.table).await?;
     let (_, plan) = load_plan(&aws.store).await?;
     let store = DynamoReviews::new(aws.clients.dynamo.clone(), args.table.table.clone());
-    let endpoints = SageMakerModels::new(aws.clients.sagemaker.clone());
     let by = args.by.unwrap_or_default();
+    if is_schedule_review_id(&args.id) {
+        let done = ack_schedule(&store, &plan, &args.id, &by, &args.note, Utc::now()).await?;
+        outln!(
+            "acknowledged {} ({}, peak {}: {}) by {}",
+            done.id,
+            done.target,
+            done.peak,
+            done.verdict.as_str(),
+            by.trim()
+        )?;
+        return Ok(());
+    }
+    let endpoints = SageMakerModels::new(aws.clients.sagemaker.clone());
     let done = ack_review(
         &store,
         &endpoints,
@@ -187,8 +255,41 @@ pub fn table(reviews: &[Review]) -> String {
         "WARM-UP (OLD MODEL)",
         "LINT",
     ];
+    render(&header, &rows)
+}
+
+/// A plain-text table of schedule reviews with whether the plan still holds each peak as
+/// reviewed (else its status reads `outdated`: the peak was rewritten or removed since).
+pub fn schedule_table(reviews: &[(ScheduleReview, bool)]) -> String {
+    let rows: Vec<[String; 7]> = reviews
+        .iter()
+        .map(|(r, current)| {
+            [
+                r.id.to_string(),
+                if *current {
+                    r.status.as_str()
+                } else {
+                    "outdated"
+                }
+                .to_owned(),
+                r.target.to_string(),
+                r.verdict_since.to_rfc3339_opts(SecondsFormat::Secs, true),
+                r.peak.clone(),
+                r.verdict.as_str().to_owned(),
+                r.evidence.clone(),
+            ]
+        })
+        .collect();
+    let header = [
+        "ID", "STATUS", "TARGET", "SINCE", "PEAK", "VERDICT", "EVIDENCE",
+    ];
+    render(&header, &rows)
+}
+
+/// Left-aligned columns two spaces apart; the last column is not padded.
+fn render<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
@@ -205,7 +306,7 @@ pub fn table(reviews: &[Review]) -> String {
         out.trim_end().to_owned() + "\n"
     };
     let mut out = line(header.to_vec());
-    for row in &rows {
+    for row in rows {
         out.push_str(&line(row.iter().map(String::as_str).collect()));
     }
     out
@@ -304,5 +405,51 @@ mod tests {
             lines[1]
         );
         assert!(lines[1].ends_with("1 error"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn the_schedule_table_shows_the_verdict_and_marks_a_rewritten_peak_outdated() {
+        use headroom_core::forecast::schedule_review::{PeakReview, Verdict};
+        use headroom_core::review::schedule::{decide_schedule_review, ScheduleReviewAction};
+        let plan = headroom_core::parse_plan(
+            "t",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/shop/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 80\n[[target.peak]]\nname = \"morning\"\ncron = \"0 9 * * MON-FRI\"\nduration = \"2h\"\nfloor = 60\n",
+        )
+        .unwrap();
+        let t = &plan.targets[0];
+        let verdict = PeakReview {
+            peak: "morning".into(),
+            verdict: Verdict::Wasteful,
+            occurrences: 5,
+            evidence: "the busiest period used under half the floor 60 in 5 of 5 occurrences (as little as 33 %)".into(),
+        };
+        let at = DateTime::parse_from_rfc3339("2026-03-09T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let ScheduleReviewAction::Open(r) =
+            decide_schedule_review(None, &t.id, &t.peaks[0], &verdict, at)
+        else {
+            panic!("opened")
+        };
+        assert!(is_current(&r, t));
+        let text = schedule_table(&[(r.clone(), true), (r.clone(), false)]);
+        eprintln!("{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("ID") && lines[0].contains("VERDICT"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with(r.id.as_str()) && lines[1].contains("  open  "),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].contains("morning  wasteful  the busiest period"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[2].contains("  outdated  "), "{}", lines[2]);
     }
 }

@@ -168,3 +168,76 @@ async fn pause_leaves_a_target_alone_and_resume_steers_it_again() {
     ]);
     assert!(err.contains("not managed by the plan"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_schedule_review_is_listed_shown_and_acknowledged() {
+    use headroom_adapters::DynamoReviews;
+    use headroom_core::deploy_ports::ScheduleReviewStore;
+    use headroom_core::forecast::schedule_review::{PeakReview, Verdict};
+    use headroom_core::review::schedule::{decide_schedule_review, ScheduleReviewAction};
+
+    // GIVEN a stored plan with a nightly peak and the schedule review the tick's refresh opened
+    let cli = Cli {
+        table: unique("cli-sched"),
+    };
+    cli.ok(&["plan", "init-table"]);
+    let text = "version = 1\n[[target]]\nresource_id = \"endpoint/shop/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 80\n[[target.peak]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\nduration = \"1h\"\nfloor = 40\n";
+    let dir = std::env::temp_dir().join(unique("plans"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("plan.toml");
+    std::fs::write(&file, text).expect("write");
+    cli.ok(&["plan", "apply", file.to_str().expect("utf-8 path")]);
+    let plan = headroom_core::parse_plan("plan.toml", text).expect("plan");
+    let target = &plan.targets[0];
+    let verdict = PeakReview {
+        peak: "nightly".into(),
+        verdict: Verdict::Wasteful,
+        occurrences: 4,
+        evidence: "the busiest period used under half the floor 40 in 4 of 4 occurrences (as little as 25 %)".into(),
+    };
+    let ScheduleReviewAction::Open(review) = decide_schedule_review(
+        None,
+        &target.id,
+        &target.peaks[0],
+        &verdict,
+        chrono::Utc::now(),
+    ) else {
+        panic!("opened")
+    };
+    let config = sdk_config().await;
+    let store = DynamoReviews::new(aws_sdk_dynamodb::Client::new(&config), cli.table.clone());
+    store.save_schedule_review(&review).await.expect("stored");
+
+    // WHEN the operator lists, shows and acknowledges it
+    let list = cli.ok(&["reviews", "list"]);
+    let show: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["reviews", "show", review.id.as_str()])).expect("JSON");
+    let ack = cli.ok(&[
+        "reviews",
+        "ack",
+        review.id.as_str(),
+        "--note",
+        "kept for the sale",
+        "--by",
+        "ana",
+    ]);
+    let after = cli.ok(&["reviews", "list"]);
+    let all: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["reviews", "list", "--all", "--json"])).expect("JSON");
+
+    // THEN each says what it should
+    assert!(list.starts_with("ID") && list.contains("VERDICT"), "{list}");
+    assert!(
+        list.contains(review.id.as_str()) && list.contains("nightly  wasteful"),
+        "{list}"
+    );
+    assert_eq!(show["kind"], "schedule");
+    assert_eq!(show["verdict"], "wasteful");
+    assert!(
+        ack.contains("acknowledged") && ack.contains("peak nightly: wasteful"),
+        "{ack}"
+    );
+    assert_eq!(after.trim(), "no open reviews");
+    assert_eq!(all[0]["status"], "acked", "{all}");
+    assert_eq!(all[0]["ack"]["note"], "kept for the sale");
+}

@@ -7,11 +7,17 @@
 //! its route with an HTML 404): the CloudWatch client goes through `headroom_tests::cbor_bridge`,
 //! which hands the same requests to moto's AWS JSON protocol. The aggregation (Sum per 5-minute
 //! period) is moto's.
+//!
+//! The same refresh's schedule verdicts open schedule reviews in the real table.
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use headroom_adapters::{AasScalingTargets, CloudWatchDemand};
+use headroom_adapters::{AasScalingTargets, CloudWatchDemand, DynamoReviews};
+use headroom_core::deploy_ports::ScheduleReviewStore;
+use headroom_core::forecast::schedule_review::Verdict;
 use headroom_core::ids::ScalableTargetId;
 use headroom_core::ports::{ScalingTargets, StateStore};
+use headroom_core::review::ReviewStatus;
+use headroom_core::usecase::reviews::{ack_schedule, list_schedule_reviews};
 use headroom_core::usecase::Ports;
 use headroom_core::Suspended;
 use headroom_tests::cbor_bridge::CborBridge;
@@ -122,4 +128,100 @@ async fn the_tick_learns_the_daily_rhythm_from_cloudwatch_and_raises_min_capacit
         log.iter().any(|r| r.to_string().contains("forecast")),
         "the decision log names the forecast: {log:?}"
     );
+}
+
+#[tokio::test]
+async fn a_wasteful_peak_opens_one_schedule_review_in_dynamodb_that_the_operator_acknowledges() {
+    // GIVEN a variant whose demand is a flat 300 requests/min (10 instances at 30/min) for four
+    // days, and a plan whose daily peak holds a floor of 40 for it
+    let config = sdk_config().await;
+    let bridge = CborBridge::start(moto());
+    let cloudwatch = cloudwatch_client(&config, &bridge);
+    let sagemaker = aws_sdk_sagemaker::Client::new(&config);
+    let endpoint = unique("sched-review");
+    create_endpoint(&sagemaker, &endpoint, 1)
+        .await
+        .expect("endpoint");
+    let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("id");
+    let aas = AasScalingTargets::new(aws_sdk_applicationautoscaling::Client::new(&config));
+    aas.register(&id, 1, 80, Suspended::default())
+        .await
+        .expect("register");
+    let now = Utc::now()
+        .duration_trunc(Duration::minutes(10))
+        .expect("trunc")
+        + Duration::minutes(2);
+    let slot_now = now.duration_trunc(Duration::minutes(10)).expect("trunc");
+    let from = slot_now - Duration::days(4);
+    let flat: Vec<(DateTime<Utc>, f64)> = (0..4 * 288)
+        .map(|i| (from + Duration::minutes(5 * i), 300.0 * 5.0))
+        .collect();
+    put_invocations(&cloudwatch, &id, &flat).await;
+    let plan = format!(
+        "version = 1\n[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 80\n\
+         lead_time = \"10m\"\n[target.forecast]\ninvocations_per_instance = 30.0\nhistory = \"5d\"\n\
+         mode = \"forecast_only\"\n[[target.peak]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\n\
+         duration = \"1h\"\nfloor = 40\n"
+    );
+    let dynamo = aws_sdk_dynamodb::Client::new(&config);
+    let (store, parsed) = table_with_plan(&dynamo, "moto-schedule.toml", &plan, now).await;
+    let reviews = DynamoReviews::new(dynamo.clone(), store.table());
+    let event: serde_json::Value = serde_json::from_str(TICK_EVENT).expect("json");
+    let metrics = CloudWatchDemand::new(cloudwatch.clone());
+    let ports = Ports::new(&aas, &store)
+        .with_demand(&metrics)
+        .with_reviews(&reviews);
+
+    // WHEN the tick refreshes the forecast, and again an hour later (the next refresh)
+    let Outcome::Tick(first) = handle(ports, &event, now).await.expect("tick") else {
+        panic!("a tick report")
+    };
+    let Outcome::Tick(second) = handle(ports, &event, now + Duration::minutes(61))
+        .await
+        .expect("tick")
+    else {
+        panic!("a tick report")
+    };
+
+    // THEN the first opened one schedule review and the second wrote none
+    assert_eq!(first.schedule_reviews.len(), 1, "{first:?}");
+    assert_eq!(first.schedule_reviews[0].1, "opened");
+    assert_eq!(
+        second.forecasts_refreshed, 1,
+        "the second tick refreshed: {second:?}"
+    );
+    assert!(second.schedule_reviews.is_empty(), "{second:?}");
+    let stored = reviews.schedule_reviews(&id).await.expect("query");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let review = &stored[0];
+    assert_eq!(review.revision, 1, "written once");
+    assert_eq!(review.verdict, Verdict::Wasteful, "{review:?}");
+    assert_eq!(review.peak, "nightly");
+    assert!(review.evidence.contains("floor 40"), "{}", review.evidence);
+    // AND the operator lists and acknowledges it
+    let open = list_schedule_reviews(&reviews, &parsed, false)
+        .await
+        .expect("list");
+    assert_eq!(open.len(), 1);
+    let acked = ack_schedule(
+        &reviews,
+        &parsed,
+        review.id.as_str(),
+        "ana",
+        "kept for the sale week",
+        now + Duration::hours(2),
+    )
+    .await
+    .expect("ack");
+    assert_eq!(acked.status, ReviewStatus::Acked);
+    assert!(list_schedule_reviews(&reviews, &parsed, false)
+        .await
+        .expect("list")
+        .is_empty());
+    let again = reviews
+        .load_schedule_review(&id, &review.id)
+        .await
+        .expect("load")
+        .expect("stored");
+    assert_eq!((again.revision, again.status), (2, ReviewStatus::Acked));
 }

@@ -6,6 +6,7 @@ pub mod operations;
 
 use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::CurrentCapacity;
+use headroom_core::deploy_ports::ScheduleReviewStore;
 use headroom_core::metrics_port::DemandHistory;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::trigger::{Function, Trigger};
@@ -29,7 +30,8 @@ pub enum Outcome {
 }
 
 /// Handles one raw event at `now`. With a `demand` port, due forecasts are refreshed after the
-/// tick; with `()` they are left due.
+/// tick; with `()` they are left due. With a `reviews` port, the refresh's schedule verdicts open
+/// schedule reviews; with `()` they are only logged.
 pub async fn handle<T, H, C, E, S, R, D>(
     ports: Ports<'_, T, H, C, E, S, R, D>,
     event: &serde_json::Value,
@@ -39,6 +41,7 @@ where
     T: ScalingTargets,
     C: CurrentCapacity,
     S: StateStore,
+    R: ScheduleReviewStore,
     D: DemandHistory,
 {
     let failed = |e: TickError| EdgeError::Failed(e);

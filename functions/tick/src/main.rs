@@ -3,7 +3,8 @@
 
 use chrono::Utc;
 use headroom_adapters::{
-    AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv, SageMakerCapacity,
+    AasScalingTargets, Clients, CloudWatchDemand, DynamoReviews, DynamoStateStore, FunctionEnv,
+    SageMakerCapacity,
 };
 use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller, RawEvent};
@@ -19,11 +20,14 @@ async fn main() -> Result<(), Error> {
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
     let metrics = CloudWatchDemand::new(clients.cloudwatch.clone());
+    let reviews = DynamoReviews::new(clients.dynamo.clone(), env.table.clone());
     // SageMaker's counts for the few targets whose state asks for them (pending wakes, firing
-    // burst guards); CloudWatch for the hourly forecast refresh.
+    // burst guards); CloudWatch for the hourly forecast refresh; the reviews table part for the
+    // schedule reviews its verdicts open.
     let ports = Ports::new(&aas, &store)
         .with_capacity(&capacity)
-        .with_demand(&metrics);
+        .with_demand(&metrics)
+        .with_reviews(&reviews);
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
         // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered

@@ -6,7 +6,8 @@
 //! Application Auto Scaling requires of a RegisterScalableTarget caller, listed there apart).
 
 use headroom_adapters::{
-    adapter, AasScalingTargets, CloudWatchDemand, DynamoStateStore, SageMakerCapacity,
+    adapter, AasScalingTargets, CloudWatchDemand, DynamoReviews, DynamoStateStore,
+    SageMakerCapacity,
 };
 
 /// Every adapter this function builds.
@@ -15,4 +16,5 @@ pub const ADAPTERS: &[(&str, &[&str])] = &[
     adapter!(DynamoStateStore),
     adapter!(SageMakerCapacity),
     adapter!(CloudWatchDemand),
+    adapter!(DynamoReviews),
 ];

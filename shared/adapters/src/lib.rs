@@ -24,6 +24,7 @@ pub use cloudwatch::CloudWatchDemand;
 pub use cloudwatch_lint::CloudWatchLint;
 pub use config::{AwsSettings, Clients};
 pub use dynamo::{create_table, DynamoStateStore, TableCreated};
+pub use dynamo_reviews::DynamoReviews;
 pub use env::FunctionEnv;
 pub use sagemaker_capacity::SageMakerCapacity;
 

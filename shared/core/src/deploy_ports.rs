@@ -13,6 +13,7 @@ use crate::identity::{ContainerIdentity, ModelIdentity};
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
 use crate::model::ReviewId;
 use crate::ports::{PortError, SaveOutcome};
+use crate::review::schedule::ScheduleReview;
 use crate::review::{Review, ScalingPolicySummary};
 
 /// DescribeEndpoint, as far as identity and measurement need it.
@@ -205,4 +206,62 @@ pub trait ReviewStore: Send + Sync {
         &self,
         id: &ScalableTargetId,
     ) -> impl Future<Output = Result<Vec<Review>, PortError>> + Send;
+}
+
+/// Where schedule reviews (`SCHEDULE#<id>`) are kept, under the target's partition beside the
+/// policy reviews (docs/state-table.md). The same conditional-write rule as [`ReviewStore`].
+pub trait ScheduleReviewStore: Send + Sync {
+    /// Whether a store is wired: the tick opens schedule reviews only with one (the simulator
+    /// and the tests that do not look at reviews leave it `()`).
+    fn is_wired(&self) -> bool {
+        true
+    }
+
+    fn load_schedule_review(
+        &self,
+        id: &ScalableTargetId,
+        review_id: &ReviewId,
+    ) -> impl Future<Output = Result<Option<ScheduleReview>, PortError>> + Send;
+
+    /// Writes `review` as revision `review.revision + 1` if the stored revision is still
+    /// `review.revision` (0: it must not exist yet). A lost race is `Conflict`.
+    fn save_schedule_review(
+        &self,
+        review: &ScheduleReview,
+    ) -> impl Future<Output = Result<SaveOutcome, PortError>> + Send;
+
+    /// Every schedule review of a target, open and acknowledged, newest first.
+    fn schedule_reviews(
+        &self,
+        id: &ScalableTargetId,
+    ) -> impl Future<Output = Result<Vec<ScheduleReview>, PortError>> + Send;
+}
+
+/// No review store: the verdicts stay in the forecast state, no review is opened.
+impl ScheduleReviewStore for () {
+    fn is_wired(&self) -> bool {
+        false
+    }
+
+    async fn load_schedule_review(
+        &self,
+        _id: &ScalableTargetId,
+        _review_id: &ReviewId,
+    ) -> Result<Option<ScheduleReview>, PortError> {
+        Ok(None)
+    }
+
+    async fn save_schedule_review(
+        &self,
+        _review: &ScheduleReview,
+    ) -> Result<SaveOutcome, PortError> {
+        Ok(SaveOutcome::Saved)
+    }
+
+    async fn schedule_reviews(
+        &self,
+        _id: &ScalableTargetId,
+    ) -> Result<Vec<ScheduleReview>, PortError> {
+        Ok(Vec::new())
+    }
 }

@@ -35,6 +35,17 @@ pub enum Verdict {
     Shifted,
 }
 
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Wasteful => "wasteful",
+            Self::Insufficient => "insufficient",
+            Self::Shifted => "shifted",
+        }
+    }
+}
+
 /// One planned peak's verdict, with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeakReview {

@@ -8,12 +8,13 @@ use std::sync::Mutex;
 
 use crate::deploy_ports::{
     ComponentView, EndpointConfigView, EndpointView, Endpoints, ModelView, ReviewStore,
-    ScalingActivity, ScalingHistory,
+    ScalingActivity, ScalingHistory, ScheduleReviewStore,
 };
 use crate::identity::ModelIdentity;
 use crate::ids::{ComponentName, EndpointName, ScalableTargetId};
 use crate::model::ReviewId;
 use crate::ports::{ErrorClass, PortError, SaveOutcome};
+use crate::review::schedule::ScheduleReview;
 use crate::review::{Review, ScalingPolicySummary};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -184,12 +185,16 @@ impl ScalingHistory for MemoryScalingHistory {
 pub struct MemoryReviewStore {
     identities: Mutex<BTreeMap<ScalableTargetId, ModelIdentity>>,
     reviews: Mutex<BTreeMap<(ScalableTargetId, ReviewId), Review>>,
+    schedule: Mutex<BTreeMap<(ScalableTargetId, ReviewId), ScheduleReview>>,
     pub writes: AtomicUsize,
 }
 
 impl MemoryReviewStore {
     pub fn all(&self) -> Vec<Review> {
         lock(&self.reviews).values().cloned().collect()
+    }
+    pub fn schedule_all(&self) -> Vec<ScheduleReview> {
+        lock(&self.schedule).values().cloned().collect()
     }
     pub fn identity(&self, id: &ScalableTargetId) -> Option<ModelIdentity> {
         lock(&self.identities).get(id).cloned()
@@ -240,6 +245,47 @@ impl ReviewStore for MemoryReviewStore {
 
     async fn reviews(&self, id: &ScalableTargetId) -> Result<Vec<Review>, PortError> {
         let mut list: Vec<Review> = lock(&self.reviews)
+            .iter()
+            .filter(|((t, _), _)| t == id)
+            .map(|(_, r)| r.clone())
+            .collect();
+        list.sort_by_key(|r| std::cmp::Reverse(r.opened_at));
+        Ok(list)
+    }
+}
+
+impl ScheduleReviewStore for MemoryReviewStore {
+    async fn load_schedule_review(
+        &self,
+        id: &ScalableTargetId,
+        review_id: &ReviewId,
+    ) -> Result<Option<ScheduleReview>, PortError> {
+        Ok(lock(&self.schedule)
+            .get(&(id.clone(), review_id.clone()))
+            .cloned())
+    }
+
+    async fn save_schedule_review(
+        &self,
+        review: &ScheduleReview,
+    ) -> Result<SaveOutcome, PortError> {
+        bump(&self.writes);
+        let mut reviews = lock(&self.schedule);
+        let key = (review.target.clone(), review.id.clone());
+        if reviews.get(&key).map_or(0, |r| r.revision) != review.revision {
+            return Ok(SaveOutcome::Conflict);
+        }
+        let mut next = review.clone();
+        next.revision += 1;
+        reviews.insert(key, next);
+        Ok(SaveOutcome::Saved)
+    }
+
+    async fn schedule_reviews(
+        &self,
+        id: &ScalableTargetId,
+    ) -> Result<Vec<ScheduleReview>, PortError> {
+        let mut list: Vec<ScheduleReview> = lock(&self.schedule)
             .iter()
             .filter(|((t, _), _)| t == id)
             .map(|(_, r)| r.clone())

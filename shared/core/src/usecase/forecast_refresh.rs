@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::forecast::build::{build_forecast, is_due};
-use crate::forecast::schedule_review::{review_schedule, Verdict};
+use crate::forecast::schedule_review::{review_schedule, PeakReview};
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -27,6 +27,9 @@ pub struct RefreshReport {
     /// Targets with too little history, and why.
     pub unavailable: Vec<(String, String)>,
     pub errors: Vec<RefreshFailure>,
+    /// The planned peaks' verdicts of each refreshed target, for the schedule reviews.
+    #[serde(skip)]
+    pub verdicts: Vec<(ScalableTargetId, Vec<PeakReview>)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,9 +114,6 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
         let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
         next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
-        for r in next.schedule.iter().filter(|r| r.verdict != Verdict::Ok) {
-            tracing::warn!(target_id = %target.id, peak = %r.peak, verdict = ?r.verdict, evidence = %r.evidence, "schedule review: the planned peak does not match the demand");
-        }
         let note = match &next.unavailable {
             Some(why) => format!("no forecast: {why}"),
             None => format!(
@@ -137,14 +137,18 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
     };
     match reconcile_target(aas, store, target, now, "forecast", Some(&change)).await {
         Ok(outcome) => {
-            match outcome
-                .decision
-                .next_state
-                .forecast
-                .as_ref()
-                .and_then(|f| f.unavailable.clone())
-            {
-                Some(why) => report.unavailable.push((target.id.to_string(), why)),
+            let Some(forecast) = outcome.decision.next_state.forecast.as_ref() else {
+                return;
+            };
+            if !forecast.schedule.is_empty() {
+                report
+                    .verdicts
+                    .push((target.id.clone(), forecast.schedule.clone()));
+            }
+            match &forecast.unavailable {
+                Some(why) => report
+                    .unavailable
+                    .push((target.id.to_string(), why.clone())),
                 None => report.refreshed.push(target.id.to_string()),
             }
         }

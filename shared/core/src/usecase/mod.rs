@@ -23,6 +23,7 @@ pub mod lint;
 pub mod peak;
 mod ports;
 pub mod reviews;
+pub mod schedule_reviews;
 pub mod tick;
 mod tick_pass;
 

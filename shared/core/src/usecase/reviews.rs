@@ -1,10 +1,12 @@
 //! Closing the loop on reviews: listing them and acknowledging one (`headroom reviews list`,
-//! `headroom reviews ack ID --note ...`). Shared with the CLI so that it and the Lambda apply
-//! the same rules.
+//! `headroom reviews ack ID --note ...`), for policy reviews (`rv-`, opened by a model change)
+//! and schedule reviews (`sr-`, opened by the forecast refresh's peak verdicts). Shared with the
+//! CLI so that it and the Lambda apply the same rules.
 
-use crate::deploy_ports::{Endpoints, ReviewStore};
-use crate::plan::Plan;
+use crate::deploy_ports::{Endpoints, ReviewStore, ScheduleReviewStore};
+use crate::plan::{Plan, TargetPlan};
 use crate::ports::SaveOutcome;
+use crate::review::schedule::{ack_schedule_review, peak_definition, ScheduleReview};
 use crate::review::{ack, tag_after_ack, Review, ReviewStatus, REVIEW_TAG};
 use chrono::{DateTime, Utc};
 
@@ -82,4 +84,65 @@ pub async fn ack_review<R: ReviewStore, E: Endpoints>(
     }
     tracing::info!(review_id = id, target_id = %acked.target, by, tag = tag.unwrap_or_default(), "review acknowledged");
     Ok(Acked { review: acked, tag })
+}
+
+/// Whether the plan still holds the peak `review` judged, as it was written then. A review of a
+/// peak since rewritten or removed is outdated: the rewrite was the answer.
+pub fn is_current(review: &ScheduleReview, target: &TargetPlan) -> bool {
+    target.peaks.iter().any(|p| {
+        p.name == review.peak && peak_definition(p).as_deref() == Some(&review.peak_definition)
+    })
+}
+
+/// Every schedule review of the plan's targets, newest first: open ones of peaks the plan still
+/// holds as reviewed, or with `all` every one (acknowledged and outdated too).
+pub async fn list_schedule_reviews<R: ScheduleReviewStore>(
+    reviews: &R,
+    plan: &Plan,
+    all: bool,
+) -> Result<Vec<ScheduleReview>, DeployError> {
+    let mut out = Vec::new();
+    for t in &plan.targets {
+        if t.peaks.is_empty() && !all {
+            continue;
+        }
+        let list = reviews
+            .schedule_reviews(&t.id)
+            .await
+            .map_err(port(&t.id, "list the schedule reviews"))?;
+        out.extend(
+            list.into_iter()
+                .filter(|r| all || (r.status == ReviewStatus::Open && is_current(r, t))),
+        );
+    }
+    out.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(out)
+}
+
+/// Acknowledges schedule review `id` (conditional on the revision read). An acknowledged review
+/// stays closed while its verdict holds; another verdict for the same peak reopens it.
+pub async fn ack_schedule(
+    reviews: &impl ScheduleReviewStore,
+    plan: &Plan,
+    id: &str,
+    by: &str,
+    note: &str,
+    now: DateTime<Utc>,
+) -> Result<ScheduleReview, DeployError> {
+    let review = list_schedule_reviews(reviews, plan, true)
+        .await?
+        .into_iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| DeployError::ReviewNotFound { id: id.to_owned() })?;
+    let acked = ack_schedule_review(&review, by, note, now)?;
+    match reviews
+        .save_schedule_review(&acked)
+        .await
+        .map_err(port(&review.target, "store the acknowledgement"))?
+    {
+        SaveOutcome::Saved => {}
+        SaveOutcome::Conflict => return Err(DeployError::ReviewConflict { id: id.to_owned() }),
+    }
+    tracing::info!(review_id = id, target_id = %acked.target, peak = %acked.peak, verdict = acked.verdict.as_str(), by, "schedule review acknowledged");
+    Ok(acked)
 }

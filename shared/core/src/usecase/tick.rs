@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::capacity_port::CurrentCapacity;
+use crate::deploy_ports::ScheduleReviewStore;
 use crate::ids::ScalableTargetId;
 use crate::metrics_port::DemandHistory;
 use crate::plan::Plan;
@@ -13,6 +14,7 @@ use crate::reconcile::{load_plan, ReconcileError};
 use crate::state::take_state;
 use crate::trigger::Tick;
 use crate::usecase::forecast_refresh::refresh_forecasts;
+use crate::usecase::schedule_reviews::open_schedule_reviews;
 
 pub use super::tick_pass::{tick_plan_observing, TickFailure, TickReport};
 use super::Ports;
@@ -49,6 +51,7 @@ where
     T: ScalingTargets,
     C: CurrentCapacity,
     S: StateStore,
+    R: ScheduleReviewStore,
     D: DemandHistory,
 {
     tracing::debug!(event_id = ?tick.id, scheduled = ?tick.at, "tick");
@@ -79,6 +82,7 @@ where
     T: ScalingTargets,
     C: CurrentCapacity,
     S: StateStore,
+    R: ScheduleReviewStore,
     D: DemandHistory,
 {
     let mut report = tick_plan_observing(
@@ -113,6 +117,11 @@ where
             tracing::warn!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "forecast refresh failed");
         }
         report.forecasts_refreshed = refresh.refreshed.len();
+        let reviews = open_schedule_reviews(ports.reviews, plan, &refresh.verdicts, now).await;
+        for error in &reviews.errors {
+            tracing::warn!(error = %error, "schedule review not stored; the next refresh tries again");
+        }
+        report.schedule_reviews = reviews.written;
         // A failed refresh stays due for the next tick; the tick's own outcome stands.
         report.forecast_errors = refresh
             .errors

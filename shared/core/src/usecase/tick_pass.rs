@@ -37,6 +37,9 @@ pub struct TickReport {
     /// Refreshes that failed (left due for the next tick; they do not fail the tick).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub forecast_errors: Vec<TickFailure>,
+    /// Schedule reviews the refresh's verdicts opened, updated or reopened: `(id, action)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule_reviews: Vec<(String, &'static str)>,
 }
 
 #[derive(Debug, Serialize)]

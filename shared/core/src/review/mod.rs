@@ -11,6 +11,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub mod schedule;
+
 use crate::identity::{fnv1a, ModelIdentity};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -327,9 +329,33 @@ pub enum AckError {
 
 /// Acknowledges an open review.
 pub fn ack(review: &Review, by: &str, note: &str, now: DateTime<Utc>) -> Result<Review, AckError> {
-    if let (ReviewStatus::Acked, Some(a)) = (review.status, &review.ack) {
+    let ack = new_ack(
+        &review.id,
+        review.status,
+        review.ack.as_ref(),
+        by,
+        note,
+        now,
+    )?;
+    Ok(Review {
+        status: ReviewStatus::Acked,
+        ack: Some(ack),
+        ..review.clone()
+    })
+}
+
+/// The acknowledgement of a review in `status`, checked: not twice, with a note and a name.
+pub(crate) fn new_ack(
+    id: &ReviewId,
+    status: ReviewStatus,
+    existing: Option<&Ack>,
+    by: &str,
+    note: &str,
+    now: DateTime<Utc>,
+) -> Result<Ack, AckError> {
+    if let (ReviewStatus::Acked, Some(a)) = (status, existing) {
         return Err(AckError::AlreadyAcked {
-            id: review.id.clone(),
+            id: id.clone(),
             by: a.by.clone(),
             at: a.at,
         });
@@ -342,14 +368,10 @@ pub fn ack(review: &Review, by: &str, note: &str, now: DateTime<Utc>) -> Result<
     if by.is_empty() {
         return Err(AckError::NoActor);
     }
-    Ok(Review {
-        status: ReviewStatus::Acked,
-        ack: Some(Ack {
-            at: now,
-            by: by.to_owned(),
-            note: note.to_owned(),
-        }),
-        ..review.clone()
+    Ok(Ack {
+        at: now,
+        by: by.to_owned(),
+        note: note.to_owned(),
     })
 }
 
