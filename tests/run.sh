@@ -7,11 +7,13 @@
 # 2. starts moto on 127.0.0.1 (port $MOTO_PORT, default 5055; another free port if that one is
 #    busy), waits until it answers, and points the AWS SDK at it;
 # 3. runs every test of the workspace (unit, property, handler, moto-backed, infra);
-# 4. runs the further offline checks;
+# 4. runs the further checks: every events/ file through `cargo lambda watch` and
+#    `cargo lambda invoke` against this moto (tests/lambda_invoke.sh), then the offline ones;
 # 5. stops exactly the moto it started, and exits non-zero if anything failed.
 #
-#   bash tests/run.sh --fast     (or HEADROOM_TESTS_FAST=1): steps 1-3 and 5 only, no infra
-#                                 checks and no arm64 release build; CI runs everything.
+#   bash tests/run.sh --fast     (or HEADROOM_TESTS_FAST=1): steps 1-3 and 5 only, no
+#                                 cargo lambda invocations, no infra checks and no arm64 release
+#                                 build; CI runs everything.
 #
 # Set CARGO_TARGET_DIR to reuse a build directory outside the clone (.ci/run does).
 set -euo pipefail
@@ -107,13 +109,16 @@ unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_PROFILE
 # --no-fail-fast: report every failing test binary, not only the first.
 cargo test --workspace --all-targets --no-fail-fast
 
-# --- 4. Further offline checks -------------------------------------------------------------
+# --- 4. Further checks ---------------------------------------------------------------------
 if [[ -n "$fast" ]]; then
-    log 'all tests passed (--fast: infra/check.sh and infra/build.sh skipped)'
+    log 'all tests passed (--fast: tests/lambda_invoke.sh, infra/check.sh and infra/build.sh skipped)'
     exit 0
 fi
 # Each must exit non-zero when it fails (set -e stops the run and the exit status says so).
 # Add new checks below, one line each.
+# tests/lambda_invoke.sh: every file in events/ through `cargo lambda watch` + `cargo lambda
+# invoke` against the moto above, set up as the README's walkthrough (installs cargo-lambda).
+bash tests/lambda_invoke.sh
 # infra/check.sh: the SAM template's offline lint and scan (cfn-lint, checkov).
 if [[ -f infra/check.sh ]]; then
     bash infra/check.sh

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Builds the AWS world of events/plans/example.toml in moto, for infra/bench.sh.
+"""Builds the AWS world of a plan in moto, for infra/bench.sh (which passes
+events/plans/local.toml: events/plans/example.toml without its inference component).
 
 For each SageMaker variant the plan manages: a model, an endpoint config and an endpoint (named
 as the fixtures in events/ name them), and a registered AAS scalable target with the plan's
-base bounds. Inference-component targets are left out: moto implements no inference-component
-call (../shared/notes/local-aws.md), so the tick sees them as unregistered.
+base bounds. An inference-component target would be skipped: moto implements no
+inference-component call (../shared/notes/local-aws.md).
 
 Uses boto3 (installed with moto) against AWS_ENDPOINT_URL; the table and the plan are created
 by the `headroom` CLI itself (infra/bench.sh), as an operator would.

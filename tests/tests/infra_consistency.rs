@@ -487,13 +487,23 @@ fn check_kept_from_functions(code: &Code) -> Vec<String> {
     problems
 }
 
-/// Environment variables the function's code reads, without those the Lambda runtime sets.
+/// Variables the functions read only when run outside Lambda, so the template must not set them,
+/// each with the reason.
+const LOCAL_ONLY_ENV: &[(&str, &str)] = &[(
+    "HEADROOM_FUNCTION_ARN",
+    "stands in for the invocation's function ARN where a local runtime sends none (cargo lambda \
+     watch); Lambda always sends the real one, which wins",
+)];
+
+/// Environment variables the function's code reads, without those the Lambda runtime sets and
+/// the local-only ones.
 fn code_env(f: &CodeFunction) -> BTreeSet<String> {
     // The function's own reads and those of the workspace crates it depends on (configuration
     // and logging live in shared crates).
     let mut vars = source::env_vars(&f.files);
     vars.extend(source::env_vars(&f.dep_files));
     vars.retain(|v| !v.starts_with("AWS_") && !v.starts_with('_'));
+    vars.retain(|v| !LOCAL_ONLY_ENV.iter().any(|(name, _)| name == v));
     vars
 }
 
@@ -544,10 +554,13 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
             ));
         }
         for v in r.env.difference(&reads) {
-            problems.push(format!(
-                "{id} sets {v}, but {} never reads it",
-                f.crate_name
-            ));
+            match LOCAL_ONLY_ENV.iter().find(|(name, _)| name == v) {
+                Some((_, why)) => problems.push(format!("{id} sets {v}, which only a local run may set: it {why}")),
+                None => problems.push(format!(
+                    "{id} sets {v}, but {} never reads it",
+                    f.crate_name
+                )),
+            }
         }
 
         // The role: its own, inline policies only.

@@ -21,6 +21,7 @@ async fn main() -> Result<(), Error> {
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
     let ports = Ports::new(&aas, &store).with_capacity(&capacity);
+    let local_home = &env.local_home;
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
         // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
@@ -31,9 +32,11 @@ async fn main() -> Result<(), Error> {
             Err(e) => return respond::<(), _>(Err(e), &context.request_id, Caller::Asynchronous),
         };
         // The function's own account and region: alarm events from elsewhere are refused
-        // unless the plan names them by ARN.
+        // unless the plan names them by ARN. Lambda's ARN wins; HEADROOM_FUNCTION_ARN stands in
+        // only where the runtime sends none (`cargo lambda watch` sends `function-arn`).
         let arn = &context.invoked_function_arn;
-        let result = match Home::from_function_arn(arn) {
+        let home = Home::from_function_arn(arn).or_else(|| local_home.clone());
+        let result = match home {
             Some(home) => {
                 headroom_alarm::handle(ports, &payload, Origin::Home(&home), Utc::now()).await
             }

@@ -1,15 +1,25 @@
 //! What every Lambda function reads from its environment, read once at init. Nothing else in a
 //! function reads the environment.
 
+use headroom_core::alarms::Home;
+
 use crate::config::{AwsSettings, SettingsError};
 
 /// The environment variable naming headroom's DynamoDB table.
 pub const ENV_TABLE: &str = "HEADROOM_TABLE";
 
+/// The environment variable giving the function's ARN for local runtimes that send none:
+/// `cargo lambda watch` sends the placeholder `function-arn`, from which the alarm function
+/// cannot tell its account and region. Lambda always sends the real ARN, and a real ARN wins, so
+/// the template does not set it.
+pub const ENV_FUNCTION_ARN: &str = "HEADROOM_FUNCTION_ARN";
+
 #[derive(Debug, Clone)]
 pub struct FunctionEnv {
     pub table: String,
     pub aws: AwsSettings,
+    /// The home `HEADROOM_FUNCTION_ARN` names, when set.
+    pub local_home: Option<Home>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +28,10 @@ pub enum EnvError {
         "environment variable {ENV_TABLE} is not set: set it to headroom's DynamoDB table name"
     )]
     MissingTable,
+    #[error(
+        "environment variable {ENV_FUNCTION_ARN} is {0:?}: expected a Lambda function ARN, arn:aws:lambda:<region>:<account>:function:<name>"
+    )]
+    BadFunctionArn(String),
     #[error(transparent)]
     Settings(#[from] SettingsError),
 }
@@ -31,9 +45,16 @@ impl FunctionEnv {
         let table = get(ENV_TABLE)
             .filter(|t| !t.trim().is_empty())
             .ok_or(EnvError::MissingTable)?;
+        let local_home = match get(ENV_FUNCTION_ARN).filter(|a| !a.trim().is_empty()) {
+            None => None,
+            Some(arn) => Some(
+                Home::from_function_arn(arn.trim()).ok_or(EnvError::BadFunctionArn(arn))?,
+            ),
+        };
         Ok(Self {
             table,
-            aws: AwsSettings::from_lookup(get)?,
+            aws: AwsSettings::from_lookup(&get)?,
+            local_home,
         })
     }
 }
@@ -49,5 +70,25 @@ mod tests {
         let env =
             FunctionEnv::from_lookup(|n| (n == ENV_TABLE).then(|| "headroom".to_owned())).unwrap();
         assert_eq!(env.table, "headroom");
+        assert_eq!(env.local_home, None);
+    }
+
+    #[test]
+    fn a_local_function_arn_must_be_a_lambda_arn() {
+        let lookup = |arn: &'static str| {
+            move |n: &str| match n {
+                ENV_TABLE => Some("headroom".to_owned()),
+                ENV_FUNCTION_ARN => Some(arn.to_owned()),
+                _ => None,
+            }
+        };
+        let env = FunctionEnv::from_lookup(lookup(
+            "arn:aws:lambda:eu-west-1:123456789012:function:headroom-alarm",
+        ))
+        .unwrap();
+        let home = env.local_home.expect("a home");
+        assert_eq!((home.account.as_str(), home.region.as_str()), ("123456789012", "eu-west-1"));
+        let err = FunctionEnv::from_lookup(lookup("function-arn")).unwrap_err();
+        assert!(err.to_string().contains("HEADROOM_FUNCTION_ARN"), "{err}");
     }
 }

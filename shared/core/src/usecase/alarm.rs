@@ -35,7 +35,7 @@ pub enum AlarmError {
     /// name, or stamped too far in the future.
     #[error("alarm transition refused: {reason}")]
     Refused { reason: String },
-    #[error("this function cannot tell its own account and region from its ARN {arn:?}: alarm events are refused until it can")]
+    #[error("this function cannot tell its own account and region from its ARN {arn:?}: alarm events are refused until it can (a local runtime that sends no Lambda ARN, such as `cargo lambda watch`, needs HEADROOM_FUNCTION_ARN=arn:aws:lambda:<region>:<account>:function:headroom-alarm)")]
     UnknownHome { arn: String },
     #[error("{failed} of {total} targets of alarm {alarm} failed with retryable errors: {first}")]
     Incomplete {
