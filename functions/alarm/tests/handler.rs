@@ -141,6 +141,46 @@ fn a_backlog_wakes_the_async_endpoint_and_its_ok_releases_after_the_quiet_period
 }
 
 #[test]
+fn a_burst_metric_that_stops_keeps_the_running_count_for_keep_for_then_the_hold() {
+    // GIVEN the burst guard holding 7 since the ALARM at 09:42 (the example plan: hold 20m,
+    // on_insufficient_data left at its default, keep_current for 30m)
+    let w = world();
+    let chat = id("endpoint/chat-prod/variant/AllTraffic");
+    run(&w, &fixture("alarms/eventbridge-burst-alarm.json"), now()).expect("handled");
+    // WHEN AAS has scaled to 9 and the alarm goes to INSUFFICIENT_DATA at 10:05
+    w.capacity.set(chat.clone(), 9, 9);
+    let event = fixture("alarms/eventbridge-burst-insufficient-data.json");
+    let at = "2026-03-14T10:05:40Z".parse().expect("time");
+    let report = run(&w, &event, at).expect("handled");
+    // THEN the 9 running are kept, until keep_for and then the hold have passed
+    let t = &report.targets[0];
+    assert_eq!((t.min, t.suspend_scale_in, t.registered), (9, true, true));
+    assert_eq!(w.aas.get(&chat).map(|o| o.min), Some(9));
+    let claim = w
+        .store
+        .state(&chat)
+        .claim(&ClaimSource::Guard)
+        .cloned()
+        .expect("guard");
+    assert_eq!(
+        claim.full_until,
+        "2026-03-14T10:55:31.571Z"
+            .parse::<DateTime<Utc>>()
+            .expect("time"),
+        "30m keep_for + 20m hold after the data stopped"
+    );
+    assert!(
+        claim.reason.contains("INSUFFICIENT_DATA"),
+        "{}",
+        claim.reason
+    );
+    // ... and the same event again has no second effect
+    let again = run(&w, &event, at).expect("handled");
+    assert!(again.targets[0].duplicate);
+    assert_eq!(Calls::get(&w.aas.calls.register), 2);
+}
+
+#[test]
 fn non_alarm_events_and_bad_payloads_are_refused_permanently() {
     let w = world();
     let err = run(&w, &fixture("schedule/tick-rule.json"), now()).expect_err("a tick");

@@ -8,7 +8,8 @@
 //! - the plan no longer listens to it (by name, ARN or metric);
 //! - it is older than the longest any transition at or before it could still hold a claim: the
 //!   role's `max_duration`, plus the hold (guard, with its step-down from `max_capacity`) or the
-//!   quiet period (wake). A late delivery of an even older transition then derives only a claim
+//!   quiet period (wake) (which also covers an INSUFFICIENT_DATA fallback: its `keep_for` is at
+//!   most `max_duration`). A late delivery of an even older transition then derives only a claim
 //!   that has already expired, so dropping the mark changes no claim;
 //! - beyond [`MAX_ALARM_MARKS`] per target, the oldest marks go first; the alarm that sets each
 //!   role's claim is always kept. (Only then can a late, out-of-order delivery of a dropped alarm
@@ -55,7 +56,9 @@ fn listened(target: &TargetPlan, state: &TargetState, name: &str) -> bool {
             .is_some_and(|w| selects(&w.alarms, &w.metrics))
 }
 
-/// How long after its mark an alarm may still matter to this target.
+/// How long after its mark an alarm may still matter to this target. An INSUFFICIENT_DATA
+/// fallback holds for `keep_for` plus the hold or quiet period, and validation keeps `keep_for`
+/// within `max_duration`: the bound below covers it.
 fn horizon(target: &TargetPlan) -> chrono::Duration {
     let guard = target.guard.as_ref().map(|g| {
         g.max_duration.to_chrono() + g.hold.to_chrono() + g.step_down.length(target.max_capacity)

@@ -16,10 +16,21 @@
 //! The rules, per alarm, from its mark (newest transition at `m`) and its last ALARM time `a`:
 //! - mark is ALARM: the claim holds fully until `m + max_duration`, the hard bound that keeps a lost
 //!   OK from pinning capacity;
+//! - mark is INSUFFICIENT_DATA straight out of ALARM (its previous state is ALARM, so `m == a`):
+//!   the metric stopped mid-burst, and the section's fallback (`on_insufficient_data`) decides.
+//!   `keep_current` (the default) holds the desired count seen then (at least the claim's own
+//!   floor), `hold` the claim's own floor, both until `m + keep_for + hold` (guard) or
+//!   `m + keep_for + quiet_period` (wake): as if the alarm had cleared `keep_for` after the data
+//!   stopped. `release` reads it as OK (next rule). `keep_for` is at most `max_duration`, so a
+//!   metric that never comes back holds no longer than a lost OK does.
 //! - mark is OK or INSUFFICIENT_DATA (the alarm left ALARM) and `m <= a + max_duration`: the claim
 //!   holds until `m + hold` (guard) or `m + quiet_period` (wake); the guard then steps down
 //!   through its ramp. (An OK whose previous state is ALARM proves ALARM until its own time.)
 //! - otherwise the alarm asks for nothing. With several alarms, the one holding longest wins.
+//!
+//! The claim carries its own end, so the tick releases a fallback on time without any further
+//! alarm event; an OK (or a new ALARM) that does arrive replaces the fallback as any newer mark
+//! replaces an older one.
 //!
 //! Time is always the alarm's own state timestamp, never the clock: a late delivery computes the
 //! same claim as a prompt one.
@@ -33,7 +44,10 @@ use serde::{Deserialize, Serialize};
 use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, AlarmState};
-use crate::plan::{alarm_matches, AlarmArn, GuardFloor, GuardPolicy, Plan, TargetPlan, WakePolicy};
+use crate::plan::{
+    alarm_matches, AlarmArn, Fallback, FallbackMode, GuardFloor, GuardPolicy, Plan, TargetPlan,
+    WakePolicy,
+};
 use crate::state::{AlarmMark, TargetState, WakeLatency};
 
 /// At most this many wake latencies are kept per target (most recent last).
@@ -451,6 +465,19 @@ pub fn apply_transition(
     }
 
     let before = state.claim(&role.source()).cloned();
+    if let (AlarmState::InsufficientData, Some(AlarmState::Alarm), Some(desired)) = (
+        t.state,
+        t.previous,
+        desired_now.filter(|d| is_demand_evidence(state, *d)),
+    ) {
+        // What `keep_current` keeps. Stale or not: the fact only moves forward (newest
+        // transition), so any order of deliveries records the same count. A count that only
+        // echoes the MinCapacity headroom applied (another claim's floor) is not recorded: the
+        // fallback must not prolong a peak's floor past the peak.
+        state
+            .alarm_facts
+            .record_no_data_count(&t.alarm_name, t.at, desired);
+    }
     match role {
         AlarmRole::Guard => {
             let Some(policy) = &target.guard else {
@@ -550,14 +577,101 @@ fn is_demand_evidence(state: &TargetState, desired: u32) -> bool {
     state.last_applied.is_none_or(|b| desired > b.min)
 }
 
-/// One alarm's say on the claim: when the full hold starts and ends, and whether the alarm is
-/// still firing.
+/// How one alarm's mark reads for its role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// In ALARM: the claim holds fully until the hard bound.
+    Firing,
+    /// From ALARM to INSUFFICIENT_DATA, and the fallback (`keep_current` or `hold`) keeps the
+    /// claim for `keep_for` before the alarm counts as cleared.
+    NoData(FallbackMode),
+    /// Left ALARM (OK, or INSUFFICIENT_DATA under `release`): the hold or quiet period runs.
+    Cleared,
+}
+
+/// The timings of one role (guard or wake) that its alarms' marks are read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoleTiming {
+    /// The hard bound after a transition to ALARM.
+    pub max_duration: chrono::Duration,
+    /// After the alarm left ALARM: the guard's `hold`, the wake's `quiet_period`.
+    pub after_clear: chrono::Duration,
+    pub fallback: Fallback,
+}
+
+impl RoleTiming {
+    pub fn guard(p: &GuardPolicy) -> Self {
+        Self {
+            max_duration: p.max_duration.to_chrono(),
+            after_clear: p.hold.to_chrono(),
+            fallback: p.fallback,
+        }
+    }
+
+    pub fn wake(p: &WakePolicy) -> Self {
+        Self {
+            max_duration: p.max_duration.to_chrono(),
+            after_clear: p.quiet_period.to_chrono(),
+            fallback: p.fallback,
+        }
+    }
+}
+
+/// Pure: what one alarm's mark (newest transition `mark` at `m`, last known in ALARM at
+/// `last_in_alarm`) asks of its role: how it reads, and until when the claim holds its floor
+/// fully; `None` when it asks for nothing (the rules are in the module docs).
+pub fn alarm_hold(
+    mark: &AlarmMark,
+    last_in_alarm: Option<DateTime<Utc>>,
+    timing: &RoleTiming,
+) -> Option<(Reading, DateTime<Utc>)> {
+    let m = mark.at;
+    if mark.state == AlarmState::Alarm {
+        return Some((Reading::Firing, m + timing.max_duration));
+    }
+    let a = last_in_alarm?;
+    if m > a + timing.max_duration {
+        return None;
+    }
+    // The mark itself proves ALARM until its own time only when its previous state was ALARM:
+    // the data stopped while the alarm fired. An INSUFFICIENT_DATA after an OK finds the burst
+    // already over, and reads as OK.
+    let out_of_alarm = mark.state == AlarmState::InsufficientData && a == m;
+    match timing.fallback.mode {
+        FallbackMode::KeepCurrent | FallbackMode::Hold if out_of_alarm => Some((
+            Reading::NoData(timing.fallback.mode),
+            m + timing.fallback.keep_for.to_chrono() + timing.after_clear,
+        )),
+        _ => Some((Reading::Cleared, m + timing.after_clear)),
+    }
+}
+
+/// Pure: the floor a role's claim holds for an alarm that reads `reading`: the role's `own`
+/// floor (the guard's high-water mark or count when it fired, the wake's capacity), or under
+/// `keep_current` the desired count seen when the data stopped, when that is higher (what was
+/// running then, warm, is kept).
+pub fn held_floor(own: u32, reading: Reading, no_data_count: Option<u32>) -> u32 {
+    match reading {
+        Reading::NoData(FallbackMode::KeepCurrent) => no_data_count.map_or(own, |c| c.max(own)),
+        _ => own,
+    }
+}
+
+/// One alarm's say on the claim: when the full hold starts and ends, and how its mark reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Candidate {
     full_until: DateTime<Utc>,
-    firing: bool,
+    reading: Reading,
     starts_at: DateTime<Utc>,
     alarm: AlarmName,
+    /// The desired count seen when this alarm lost its data at `starts_at`, if it did.
+    no_data_count: Option<u32>,
+}
+
+impl Candidate {
+    fn firing(&self) -> bool {
+        self.reading == Reading::Firing
+    }
 }
 
 /// The marks of the alarms a role listens to: named in `alarms`, or recorded on one of `metrics`
@@ -603,41 +717,32 @@ fn configured_name(configured: &str) -> &str {
 
 fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {
     cands.max_by(|a, b| {
-        (a.full_until, a.firing, a.starts_at, &a.alarm).cmp(&(
+        (a.full_until, a.firing(), a.starts_at, &a.alarm).cmp(&(
             b.full_until,
-            b.firing,
+            b.firing(),
             b.starts_at,
             &b.alarm,
         ))
     })
 }
 
-/// The alarm of `alarms` whose claim lasts longest: one in ALARM claims until `max` after it
-/// fired; one that cleared claims for `after_clear` (a guard's hold, a wake's quiet period)
-/// after its OK, provided it cleared within `max` of its last ALARM.
+/// The alarm of `alarms` whose claim lasts longest ([`alarm_hold`] for each).
 fn winning_alarm(
     alarms: &[String],
     metrics: &[String],
     state: &TargetState,
-    max: chrono::Duration,
-    after_clear: chrono::Duration,
+    timing: &RoleTiming,
 ) -> Option<Candidate> {
     best(
         candidates(alarms, metrics, state).filter_map(|(name, s, at, last_alarm)| {
-            if s == AlarmState::Alarm {
-                return Some(Candidate {
-                    full_until: at + max,
-                    firing: true,
-                    starts_at: at,
-                    alarm: name.clone(),
-                });
-            }
-            let a = last_alarm?;
-            (at <= a + max).then(|| Candidate {
-                full_until: at + after_clear,
-                firing: false,
+            let mark = AlarmMark { state: s, at };
+            let (reading, full_until) = alarm_hold(&mark, last_alarm, timing)?;
+            Some(Candidate {
+                full_until,
+                reading,
                 starts_at: at,
                 alarm: name.clone(),
+                no_data_count: state.alarm_facts.no_data_count(name, at),
             })
         }),
     )
@@ -645,24 +750,14 @@ fn winning_alarm(
 
 /// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
 pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<AlarmName> {
-    let guard = target.guard.as_ref().and_then(|p| {
-        winning_alarm(
-            &p.alarms,
-            &p.metrics,
-            state,
-            p.max_duration.to_chrono(),
-            p.hold.to_chrono(),
-        )
-    });
-    let wake = target.wake.as_ref().and_then(|p| {
-        winning_alarm(
-            &p.alarms,
-            &p.metrics,
-            state,
-            p.max_duration.to_chrono(),
-            p.quiet_period.to_chrono(),
-        )
-    });
+    let guard = target
+        .guard
+        .as_ref()
+        .and_then(|p| winning_alarm(&p.alarms, &p.metrics, state, &RoleTiming::guard(p)));
+    let wake = target
+        .wake
+        .as_ref()
+        .and_then(|p| winning_alarm(&p.alarms, &p.metrics, state, &RoleTiming::wake(p)));
     guard.into_iter().chain(wake).map(|c| c.alarm).collect()
 }
 
@@ -682,10 +777,9 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
         &policy.alarms,
         &policy.metrics,
         state,
-        policy.max_duration.to_chrono(),
-        policy.hold.to_chrono(),
+        &RoleTiming::guard(policy),
     )?;
-    let (floor, what) = match (state.high_water, policy.floor) {
+    let (own, what) = match (state.high_water, policy.floor) {
         (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
         (Some(h), GuardFloor::Current) => (h, "the desired count when it fired"),
         (None, _) => (
@@ -693,20 +787,33 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
             "the plan minimum (desired count not yet seen)",
         ),
     };
-    let reason = if pick.firing {
-        format!(
+    let floor = held_floor(own, pick.reading, pick.no_data_count);
+    let what = if floor > own {
+        "the desired count when its data stopped"
+    } else {
+        what
+    };
+    let reason = match pick.reading {
+        Reading::Firing => format!(
             "burst alarm {} in ALARM since {}: holding {floor} ({what}) until it clears, at most until {}",
             pick.alarm,
             stamp(pick.starts_at),
             stamp(pick.full_until)
-        )
-    } else {
-        format!(
+        ),
+        Reading::NoData(mode) => format!(
+            "burst alarm {} went from ALARM to INSUFFICIENT_DATA at {}: on_insufficient_data = {mode} \
+             holds {floor} ({what}) for {}, then {} more, then steps down",
+            pick.alarm,
+            stamp(pick.starts_at),
+            policy.fallback.keep_for,
+            policy.hold
+        ),
+        Reading::Cleared => format!(
             "burst alarm {} cleared at {}: holding {floor} ({what}) for {}, then stepping down",
             pick.alarm,
             stamp(pick.starts_at),
             policy.hold
-        )
+        ),
     };
     Some(
         Claim::new(
@@ -726,29 +833,34 @@ fn derive_wake(policy: &WakePolicy, state: &TargetState) -> Option<Claim> {
         &policy.alarms,
         &policy.metrics,
         state,
-        policy.max_duration.to_chrono(),
-        policy.quiet_period.to_chrono(),
+        &RoleTiming::wake(policy),
     )?;
-    let reason = if pick.firing {
-        format!(
-            "backlog alarm {} in ALARM since {}: waking to {} until it clears, at most until {}",
+    let floor = held_floor(policy.capacity, pick.reading, pick.no_data_count);
+    let reason = match pick.reading {
+        Reading::Firing => format!(
+            "backlog alarm {} in ALARM since {}: waking to {floor} until it clears, at most until {}",
             pick.alarm,
             stamp(pick.starts_at),
-            policy.capacity,
             stamp(pick.full_until)
-        )
-    } else {
-        format!(
-            "backlog alarm {} cleared at {}: keeping {} for the quiet period until {}",
+        ),
+        Reading::NoData(mode) => format!(
+            "backlog alarm {} went from ALARM to INSUFFICIENT_DATA at {}: on_insufficient_data = \
+             {mode} keeps {floor} until {} (keep_for {} plus the quiet period)",
             pick.alarm,
             stamp(pick.starts_at),
-            policy.capacity,
+            stamp(pick.full_until),
+            policy.fallback.keep_for
+        ),
+        Reading::Cleared => format!(
+            "backlog alarm {} cleared at {}: keeping {floor} for the quiet period until {}",
+            pick.alarm,
+            stamp(pick.starts_at),
             stamp(pick.full_until)
-        )
+        ),
     };
     Some(Claim::new(
         ClaimSource::Wake,
-        policy.capacity,
+        floor,
         pick.starts_at,
         pick.full_until,
         None,

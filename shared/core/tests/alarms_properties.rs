@@ -140,6 +140,11 @@ proptest! {
         prop_assert_eq!(shuffled.high_water, ordered.high_water);
         prop_assert_eq!(&shuffled.alarm_marks, &ordered.alarm_marks);
         prop_assert_eq!(&shuffled.alarm_facts.metric, &ordered.alarm_facts.metric);
+        // What the keep_current fallback keeps, too.
+        prop_assert_eq!(
+            &shuffled.alarm_facts.no_data_count,
+            &ordered.alarm_facts.no_data_count
+        );
     }
 
     /// Over hours (claims expiring and starting again in between), with the target's desired

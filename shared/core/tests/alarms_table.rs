@@ -309,7 +309,7 @@ fn current_floor_mode_holds_the_count_when_the_alarm_fired() {
 }
 
 #[test]
-fn insufficient_data_releases_like_ok_and_ok_without_alarm_asks_nothing() {
+fn insufficient_data_out_of_alarm_keeps_the_count_and_ok_without_alarm_asks_nothing() {
     let target = chat();
     // (transitions applied in order, expected guard (floor, full_until) or None)
     type Row<'a> = (Vec<AlarmTransition>, Option<(u32, &'a str)>);
@@ -317,13 +317,15 @@ fn insufficient_data_releases_like_ok_and_ok_without_alarm_asks_nothing() {
         // A new alarm settling: INSUFFICIENT_DATA -> OK never guards.
         (vec![tr("burst", Clear, InsufficientData, "09:00")], None),
         (vec![tr("burst", InsufficientData, Clear, "09:00")], None),
-        // Leaving ALARM through INSUFFICIENT_DATA (the metric stopped) releases.
+        // Leaving ALARM through INSUFFICIENT_DATA (the metric stopped): the default fallback
+        // keeps the count for keep_for (30m), then the hold (20m) runs (alarm_fallback.rs has
+        // the other choices).
         (
             vec![
                 tr("burst", Alarm, Clear, "09:00"),
                 tr("burst", InsufficientData, Alarm, "09:30"),
             ],
-            Some((4, "09:50")),
+            Some((4, "10:20")),
         ),
         // ... and the OK that follows re-times the release from the newest transition.
         (

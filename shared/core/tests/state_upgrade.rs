@@ -364,3 +364,48 @@ fn a_typed_fact_stands_over_an_old_note_of_the_same_kind() {
     );
     assert!(s.unrecognised_notes.is_empty());
 }
+
+#[test]
+fn a_state_stored_before_the_insufficient_data_fallback_loads_and_keeps_its_own_floor() {
+    // GIVEN a state as e1adda6 stored it: the burst alarm went from ALARM to INSUFFICIENT_DATA
+    // at 09:30, with no desired count recorded beside it (the field did not exist)
+    let old = r#"{
+        "version": 3,
+        "claims": [],
+        "alarm_marks": {"burst": {"state": "INSUFFICIENT_DATA", "at": "2026-03-14T09:30:00Z"}},
+        "alarm_facts": {"last_in_alarm": {"burst": "2026-03-14T09:30:00Z"}},
+        "high_water": 6
+    }"#;
+    // WHEN it loads
+    let s: TargetState = serde_json::from_str(old).expect("an item from before the fallback loads");
+    // THEN there is no count, and the default fallback keeps the high-water mark for
+    // keep_for (30m), then the hold (20m)
+    assert!(s.alarm_facts.no_data_count.is_empty());
+    let target = parse_plan(
+        "named.toml",
+        "version = 1\n[[target]]\nresource_id = \"endpoint/chat/variant/AllTraffic\"\n\
+         min_capacity = 1\nmax_capacity = 12\n[target.guard]\nalarms = [\"burst\"]\nhold = \"20m\"\n",
+    )
+    .expect("valid plan")
+    .targets
+    .remove(0);
+    let guard = derive_claim(&target, AlarmRole::Guard, &s).expect("a guard claim");
+    assert_eq!(
+        (guard.floor, guard.full_until),
+        (6, t("2026-03-14T10:20:00Z"))
+    );
+    // AND an item without the count is stored without the field, as before
+    let text = serde_json::to_string(&s).expect("serializes");
+    assert!(!text.contains("no_data_count"), "{text}");
+    // AND one with a count round-trips
+    let mut with = s.clone();
+    with.alarm_facts
+        .record_no_data_count(&"burst".into(), t("2026-03-14T09:30:00Z"), 9);
+    let text = serde_json::to_string(&with).expect("serializes");
+    let again: TargetState = serde_json::from_str(&text).expect("loads");
+    assert_eq!(again, with);
+    assert_eq!(
+        derive_claim(&target, AlarmRole::Guard, &again).map(|c| c.floor),
+        Some(9)
+    );
+}

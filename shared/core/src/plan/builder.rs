@@ -55,6 +55,16 @@ impl TargetBuilder {
         ))
     }
 
+    /// The INSUFFICIENT_DATA fallback of the guard or wake section added just before:
+    /// `on_insufficient_data = mode`, with `keep_for` when given.
+    pub fn on_insufficient_data(self, mode: &str, keep_for: Option<&str>) -> Self {
+        let mut toml = format!("on_insufficient_data = {mode:?}\n");
+        if let Some(span) = keep_for {
+            let _ = writeln!(toml, "keep_for = {span:?}");
+        }
+        self.section(&toml)
+    }
+
     /// A recurring peak: `cron` (UTC), `duration`, `floor`.
     pub fn with_peak(self, name: &str, cron: &str, duration: &str, floor: u32) -> Self {
         self.section(&format!(

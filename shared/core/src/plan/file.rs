@@ -93,6 +93,10 @@ pub struct GuardFile {
     pub step_down: Option<RampFile>,
     /// `high_water` (default) or `current`.
     pub floor: Option<String>,
+    /// `keep_current` (default), `hold` or `release`: what INSUFFICIENT_DATA out of ALARM does.
+    pub on_insufficient_data: Option<String>,
+    /// How long `keep_current` and `hold` last (default 30m, at most `max_duration`).
+    pub keep_for: Option<Span>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -107,6 +111,9 @@ pub struct WakeFile {
     pub capacity: Option<u32>,
     pub quiet_period: Option<Span>,
     pub max_duration: Option<Span>,
+    /// As for the guard.
+    pub on_insufficient_data: Option<String>,
+    pub keep_for: Option<Span>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -103,6 +103,8 @@ pub struct GuardPolicy {
     pub suspend_scale_in: bool,
     pub step_down: Ramp,
     pub floor: GuardFloor,
+    /// What INSUFFICIENT_DATA straight out of ALARM does to the claim.
+    pub fallback: Fallback,
 }
 
 #[derive(Debug, Clone)]
@@ -114,6 +116,53 @@ pub struct WakePolicy {
     pub capacity: u32,
     pub quiet_period: Span,
     pub max_duration: Span,
+    /// What INSUFFICIENT_DATA straight out of ALARM does to the claim.
+    pub fallback: Fallback,
+}
+
+/// What a guard or wake does when one of its alarms goes from ALARM to INSUFFICIENT_DATA: the
+/// metric stopped, and nobody knows whether the burst or backlog goes on (`on_insufficient_data`
+/// and `keep_for` in the plan). headroom's counterpart of KEDA's `fallback` (a fixed replica
+/// count once a scaler's metric source has failed `failureThreshold` times; KEDA ScaledObject
+/// spec, "fallback"; `../shared/notes/aws-facts.md`, last entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Fallback {
+    pub mode: FallbackMode,
+    /// How long `KeepCurrent` and `Hold` keep their floor before the alarm counts as cleared
+    /// (never longer than the section's `max_duration`). Unused by `Release`.
+    pub keep_for: Span,
+}
+
+/// The choices of `on_insufficient_data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackMode {
+    /// Keep the target's desired count when the data stopped (at least the claim's own floor) for
+    /// `keep_for`, then release as after OK. The default: a burst guard that loses its metric
+    /// neither throws its warm capacity away at once nor holds it for the whole `max_duration`.
+    KeepCurrent,
+    /// Keep the claim's own floor (the high-water mark, the wake capacity) for `keep_for`, then
+    /// release as after OK.
+    Hold,
+    /// Count INSUFFICIENT_DATA as OK at once: the hold (guard) or quiet period (wake) starts.
+    Release,
+}
+
+impl FallbackMode {
+    /// The plan's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackMode::KeepCurrent => "keep_current",
+            FallbackMode::Hold => "hold",
+            FallbackMode::Release => "release",
+        }
+    }
+}
+
+impl std::fmt::Display for FallbackMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -37,6 +37,13 @@ pub const MAX_ALARM_ARN: usize = 400;
 /// No claim may hold longer than this: a lost event must never pin capacity for long.
 pub const LONGEST_HOLD: Span = Span::hours(7 * 24);
 
+/// How long a guard or wake keeps its floor after its alarm went from ALARM to
+/// INSUFFICIENT_DATA, when the plan does not say (`keep_for`; shortened to `max_duration` when
+/// that is shorter). Twice the default hold: an outage of the metric during a burst does not
+/// start the step-down as if the burst had ended, and a metric gone for good releases within the
+/// hour.
+pub const DEFAULT_KEEP_FOR: Span = Span::minutes(30);
+
 /// One problem in a plan file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanIssue {
@@ -309,6 +316,12 @@ impl Validator {
                     GuardFloor::HighWater
                 }
             };
+            let fallback = self.fallback(
+                &gat,
+                g.on_insufficient_data.as_deref(),
+                g.keep_for,
+                max_duration,
+            );
             GuardPolicy {
                 alarms: g.alarms.clone(),
                 metrics: g.metrics.clone(),
@@ -320,6 +333,7 @@ impl Validator {
                     .as_ref()
                     .map_or(DEFAULT_RAMP, |r| self.ramp(&format!("{gat}.step_down"), r)),
                 floor,
+                fallback,
             }
         });
         let wake = t.wake.as_ref().map(|w| {
@@ -342,12 +356,19 @@ impl Validator {
             if max_duration.as_secs() <= 0 {
                 self.fail(format!("{wat}.max_duration"), "must be longer than zero");
             }
+            let fallback = self.fallback(
+                &wat,
+                w.on_insufficient_data.as_deref(),
+                w.keep_for,
+                max_duration,
+            );
             WakePolicy {
                 alarms: w.alarms.clone(),
                 metrics: w.metrics.clone(),
                 capacity,
                 quiet_period,
                 max_duration,
+                fallback,
             }
         });
         let review = t
@@ -514,6 +535,52 @@ impl Validator {
         }
     }
 
+    /// A guard's or wake's `on_insufficient_data` and `keep_for` (section path `at`).
+    fn fallback(
+        &mut self,
+        at: &str,
+        mode: Option<&str>,
+        keep_for: Option<Span>,
+        max_duration: Span,
+    ) -> Fallback {
+        let mode = match mode {
+            None | Some("keep_current") => FallbackMode::KeepCurrent,
+            Some("hold") => FallbackMode::Hold,
+            Some("release") => FallbackMode::Release,
+            Some(other) => {
+                self.fail(
+                    format!("{at}.on_insufficient_data"),
+                    format!(
+                        "{:?} is unknown: use keep_current, hold or release",
+                        cut(other)
+                    ),
+                );
+                FallbackMode::KeepCurrent
+            }
+        };
+        let field = format!("{at}.keep_for");
+        match keep_for {
+            Some(_) if mode == FallbackMode::Release => self.fail(
+                field,
+                "applies only with on_insufficient_data = \"keep_current\" or \"hold\": \
+                 release keeps nothing",
+            ),
+            Some(span) if span.as_secs() <= 0 => self.fail(field, "must be longer than zero"),
+            Some(span) if span > max_duration => self.fail(
+                field,
+                format!(
+                    "{span} is longer than max_duration {max_duration}: missing data must not \
+                     hold capacity longer than ALARM does"
+                ),
+            ),
+            _ => {}
+        }
+        Fallback {
+            mode,
+            keep_for: keep_for.unwrap_or(DEFAULT_KEEP_FOR.min(max_duration)),
+        }
+    }
+
     fn bounded_span(&mut self, at: &str, span: Span, max: Span) {
         if span > max {
             self.fail(at, format!("{span} is longer than the allowed {max}"));
@@ -643,6 +710,89 @@ max_capacity = 2
         let wake = plan.targets[0].wake.as_ref().unwrap();
         assert!(wake.alarms.is_empty());
         assert_eq!(wake.metrics, ["HasBacklogWithoutCapacity"]);
+    }
+
+    #[test]
+    fn the_insufficient_data_fallback_defaults_to_keep_current_for_30_minutes() {
+        let section = |body: &str| {
+            format!(
+                "version = 1\n[[target]]\nresource_id = \"endpoint/a/variant/b\"\nmin_capacity = 0\nmax_capacity = 2\n{body}"
+            )
+        };
+        let fallback_of = |body: &str| {
+            let plan = parse_plan("f.toml", &section(body)).unwrap();
+            let t = &plan.targets[0];
+            (
+                t.guard.as_ref().map(|g| g.fallback),
+                t.wake.as_ref().map(|w| w.fallback),
+            )
+        };
+        let keep = |mode, keep_for| Fallback { mode, keep_for };
+        // (section, expected guard fallback, expected wake fallback)
+        let table = [
+            (
+                "[target.guard]\nalarms = [\"b\"]\n[target.wake]\nalarms = [\"w\"]\n",
+                Some(keep(FallbackMode::KeepCurrent, Span::minutes(30))),
+                Some(keep(FallbackMode::KeepCurrent, Span::minutes(30))),
+            ),
+            // A max_duration shorter than the default shortens the default, never fails.
+            (
+                "[target.wake]\nalarms = [\"w\"]\nmax_duration = \"20m\"\n",
+                None,
+                Some(keep(FallbackMode::KeepCurrent, Span::minutes(20))),
+            ),
+            (
+                "[target.guard]\nalarms = [\"b\"]\non_insufficient_data = \"hold\"\nkeep_for = \"2h\"\n",
+                Some(keep(FallbackMode::Hold, Span::hours(2))),
+                None,
+            ),
+            (
+                "[target.guard]\nalarms = [\"b\"]\non_insufficient_data = \"release\"\n",
+                Some(keep(FallbackMode::Release, Span::minutes(30))),
+                None,
+            ),
+        ];
+        for (body, guard, wake) in table {
+            assert_eq!(fallback_of(body), (guard, wake), "{body}");
+        }
+    }
+
+    #[test]
+    fn bad_fallbacks_are_all_named_with_their_field() {
+        let text = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/a/variant/b"
+min_capacity = 0
+max_capacity = 2
+  [target.guard]
+  alarms = ["b"]
+  on_insufficient_data = "ignore"
+  [target.wake]
+  alarms = ["w"]
+  max_duration = "1h"
+  keep_for = "2h"
+[[target]]
+resource_id = "endpoint/c/variant/d"
+min_capacity = 0
+max_capacity = 2
+  [target.guard]
+  alarms = ["b"]
+  on_insufficient_data = "release"
+  keep_for = "10m"
+  [target.wake]
+  alarms = ["w"]
+  keep_for = "0s"
+"#;
+        let err = parse_plan("fallback.toml", text).unwrap_err().to_string();
+        for needle in [
+            "target[0].guard.on_insufficient_data: \"ignore\" is unknown: use keep_current, hold or release",
+            "target[0].wake.keep_for: 2h is longer than max_duration 1h",
+            "target[1].guard.keep_for: applies only with on_insufficient_data = \"keep_current\" or \"hold\"",
+            "target[1].wake.keep_for: must be longer than zero",
+        ] {
+            assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
+        }
     }
 
     #[test]

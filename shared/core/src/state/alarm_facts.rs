@@ -1,6 +1,7 @@
 //! What the alarm automation remembers per alarm (`alarms.rs` derives the guard and wake claims
 //! from it): the alarm's mark, the newest transition applied, and beside it the last instant the
-//! alarm was known to be in ALARM and the metric its mark was routed by.
+//! alarm was known to be in ALARM, the metric its mark was routed by, and the desired count seen
+//! when it lost its data.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +17,7 @@ pub struct AlarmMark {
     pub at: DateTime<Utc>,
 }
 
-/// Per alarm name, the facts that live beside its mark. Both only describe alarms that have a
+/// Per alarm name, the facts that live beside its mark. They only describe alarms that have a
 /// mark: `alarm_prune` drops them with the mark.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlarmFacts {
@@ -28,11 +29,45 @@ pub struct AlarmFacts {
     /// target: how the claims recognise an alarm the plan routes by metric rather than by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metric: BTreeMap<AlarmName, String>,
+    /// The target's desired count seen with the alarm's newest transition from ALARM to
+    /// INSUFFICIENT_DATA: what the `keep_current` fallback keeps. Absent in items stored before
+    /// the fallback existed (they load with none: the fallback then keeps the claim's own floor).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub no_data_count: BTreeMap<AlarmName, NoDataCount>,
+}
+
+/// A desired count seen when an alarm lost its data (`AlarmFacts::no_data_count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoDataCount {
+    /// The INSUFFICIENT_DATA transition's own state timestamp.
+    pub at: DateTime<Utc>,
+    pub count: u32,
 }
 
 impl AlarmFacts {
     pub fn is_empty(&self) -> bool {
-        self.last_in_alarm.is_empty() && self.metric.is_empty()
+        self.last_in_alarm.is_empty() && self.metric.is_empty() && self.no_data_count.is_empty()
+    }
+
+    /// The desired count seen when the alarm lost its data at `at`, if one was seen then.
+    pub fn no_data_count(&self, alarm: &str, at: DateTime<Utc>) -> Option<u32> {
+        self.no_data_count
+            .get(alarm)
+            .filter(|seen| seen.at == at)
+            .map(|seen| seen.count)
+    }
+
+    /// Records `count` as seen when the alarm lost its data at `at`. Like the other facts it only
+    /// moves forward, so any order of deliveries ends in the same fact: a newer transition
+    /// replaces an older one's count; another delivery of the same one keeps the higher count.
+    pub fn record_no_data_count(&mut self, alarm: &AlarmName, at: DateTime<Utc>, count: u32) {
+        let next = match self.no_data_count.get(alarm) {
+            Some(seen) if seen.at > at => return,
+            Some(seen) if seen.at == at => seen.count.max(count),
+            _ => count,
+        };
+        self.no_data_count
+            .insert(alarm.clone(), NoDataCount { at, count: next });
     }
 
     pub fn last_in_alarm(&self, alarm: &str) -> Option<DateTime<Utc>> {
@@ -68,5 +103,6 @@ impl AlarmFacts {
     pub fn retain(&mut self, keep: impl Fn(&AlarmName) -> bool) {
         self.last_in_alarm.retain(|name, _| keep(name));
         self.metric.retain(|name, _| keep(name));
+        self.no_data_count.retain(|name, _| keep(name));
     }
 }

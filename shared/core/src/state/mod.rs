@@ -17,7 +17,7 @@ use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, Bounds, LeadSample, LogEntry, ModelFingerprint};
 
-pub use alarm_facts::{AlarmFacts, AlarmMark};
+pub use alarm_facts::{AlarmFacts, AlarmMark, NoDataCount};
 pub use deploy_facts::DeployFacts;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
@@ -364,6 +364,7 @@ mod tests {
             alarm_facts: AlarmFacts {
                 last_in_alarm: BTreeMap::from([("burst".into(), t("2026-03-14T09:00:00Z"))]),
                 metric: BTreeMap::new(),
+                no_data_count: BTreeMap::new(),
             },
             high_water: Some(6),
             wake_pending_since: Some(t("2026-03-14T06:03:00Z")),
