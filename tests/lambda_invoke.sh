@@ -39,6 +39,7 @@ invocations=(
     'events/alarms/eventbridge-metric-math-alarm.json|headroom-alarm|answered|"roles":["guard"]|metric-math burst alarm'
     'events/alarms/eventbridge-composite-alarm.json|headroom-alarm|answered|"roles":["guard"]|composite burst alarm, named by ARN'
     'events/alarms/eventbridge-burst-ok.json|headroom-alarm|answered|"roles":["guard"]|burst OK -> hold, then step down'
+    'events/alarms/eventbridge-burst-insufficient-data.json|headroom-alarm|answered|"roles":["guard"]|burst metric stopped mid-burst -> the guard keeps the current count for keep_for (on_insufficient_data)'
     'events/alarms/eventbridge-backlog-alarm.json|headroom-alarm|answered|"roles":["wake"]|backlog alarm -> wake claim on summarize-async'
     'events/alarms/direct-action-backlog-ok.json|headroom-alarm|answered|"roles":["wake"]|backlog OK -> quiet period'
     'events/alarms/eventbridge-ic-no-capacity-alarm.json|headroom-alarm|not-ours|"targets":[]|its alarm wakes inference-component/llama-8b-ic, which local.toml does not manage (moto has no inference-component API)'
