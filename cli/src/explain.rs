@@ -10,10 +10,11 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{ConfigVariantView, EndpointConfigView, EndpointView, ModelView};
 use headroom_core::endpoint_status::EndpointStatus;
+use headroom_core::forecast::DemandSeries;
 use headroom_core::lead_time::lead_time;
 use headroom_core::memory::{
-    count, Calls, MemoryCapacity, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory,
-    MemoryScalingTargets, MemoryStateStore,
+    count, Calls, MemoryCapacity, MemoryDemand, MemoryEndpoints, MemoryReviewStore,
+    MemoryScalingHistory, MemoryScalingTargets, MemoryStateStore,
 };
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::trigger::Trigger;
@@ -24,6 +25,7 @@ use headroom_core::usecase::tick::on_tick;
 use headroom_core::usecase::Ports;
 use headroom_core::{Bounds, EndpointName, ScalableTargetId, TargetState, VariantName};
 use headroom_events::parse_trigger;
+use headroom_sim::trace::Trace;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -46,6 +48,12 @@ pub struct ExplainArgs {
     /// [default: each target's base minimum].
     #[arg(long)]
     pub desired: Option<u32>,
+    /// A demand trace (CSV `timestamp,requests`, as `headroom simulate --trace` reads) to serve
+    /// as the CloudWatch history of every target with a `[target.forecast]`: a tick then
+    /// refreshes their forecasts from what happened before the instant, scores the planned
+    /// windows in it and opens the schedule reviews its verdicts call for.
+    #[arg(long)]
+    pub demand: Option<PathBuf>,
 }
 
 pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
@@ -56,12 +64,24 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
     let plan_path = plan_path(args.plan.as_deref())?;
     let plan_text = std::fs::read_to_string(&plan_path)
         .with_context(|| format!("cannot read the plan {}", plan_path.display()))?;
+    let demand = match &args.demand {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the demand trace {}", path.display()))?;
+            Some(headroom_sim::trace::Trace::parse(
+                &path.display().to_string(),
+                &text,
+            )?)
+        }
+        None => None,
+    };
     let out = explain(
         &event,
         &plan_text,
         &plan_path.display().to_string(),
         args.at,
         args.desired,
+        demand.as_ref(),
     )
     .await
     .with_context(|| format!("cannot explain {}", args.event.display()))?;
@@ -94,6 +114,7 @@ pub async fn explain(
     plan_name: &str,
     at: Option<DateTime<Utc>>,
     desired: Option<u32>,
+    demand: Option<&Trace>,
 ) -> anyhow::Result<Value> {
     let trigger = parse_trigger(event).context("headroom does not accept this event")?;
     let plan = parse_plan(plan_name, plan_text)?;
@@ -102,7 +123,13 @@ pub async fn explain(
     let world = World::seeded(&plan, plan_text, desired, at);
     let ports = world.ports();
     let result = match &trigger {
-        Trigger::Tick(tick) => answer(on_tick(ports, tick, at).await),
+        Trigger::Tick(tick) => match demand {
+            Some(trace) => {
+                let history = history_of(trace, &plan, at);
+                answer(on_tick(ports.with_demand(&history), tick, at).await)
+            }
+            None => answer(on_tick(ports, tick, at).await),
+        },
         Trigger::Peak(request) => answer(on_peak(ports, request, at).await),
         Trigger::Alarm(t) => answer(on_alarm(ports, t, Origin::Anywhere, at).await),
         Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, at).await),
@@ -129,6 +156,7 @@ pub async fn explain(
             "state_writes": Calls::get(&world.store.calls.save_state),
             "decision_log_records": Calls::get(&world.store.calls.append_log),
             "reviews_written": world.reviews.all().len(),
+            "schedule_reviews_written": world.reviews.schedule_all().len(),
             "endpoint_tags": count(&world.endpoints.tag_calls),
         },
         "changes_nothing": true,
@@ -221,6 +249,28 @@ fn event_summary(trigger: &Trigger) -> Value {
             "idempotency_key": hook.idempotency_key(),
         }),
     }
+}
+
+/// `trace` as the CloudWatch history of every forecast target, cut at `at` (only what happened
+/// before the instant, as the refresh would read it).
+fn history_of(trace: &Trace, plan: &Plan, at: DateTime<Utc>) -> MemoryDemand {
+    let minutes = trace.interval_secs as f64 / 60.0;
+    let rows = ((at - trace.start).num_seconds().max(0) / trace.interval_secs) as usize;
+    let values: Vec<f32> = trace
+        .counts
+        .iter()
+        .take(rows)
+        .map(|&n| (n as f64 / minutes) as f32)
+        .collect();
+    plan.targets
+        .iter()
+        .filter(|t| t.forecast.is_some())
+        .fold(MemoryDemand::default(), |m, t| {
+            m.with(
+                t.id.clone(),
+                DemandSeries::new(trace.start, trace.interval_secs, values.clone()),
+            )
+        })
 }
 
 /// The in-memory world an explanation runs in.
@@ -358,6 +408,13 @@ impl World {
                     "high_water": state.high_water,
                     "wake_pending_since": state.wake_pending_since,
                     "model": state.model,
+                    "forecast": state.forecast.as_ref().map(|f| json!({
+                        "unavailable": f.unavailable,
+                        "windows": f.windows,
+                        "schedule": f.schedule,
+                        "score": f.score,
+                    })),
+                    "schedule_reviews": self.reviews.schedule_all().into_iter().filter(|r| r.target == t.id).collect::<Vec<_>>(),
                     "decisions": records,
                 }))
             })

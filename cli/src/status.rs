@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::decide::decide;
+use headroom_core::forecast::window_score::WindowScore;
 use headroom_core::lead_time::lead_time;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use headroom_core::reconcile::load_plan;
@@ -228,6 +229,11 @@ fn row_text(row: &Value) -> String {
                 r["evidence"].as_str().unwrap_or("")
             );
         }
+        for w in f["windows"].as_array().into_iter().flatten() {
+            if let Ok(score) = serde_json::from_value::<WindowScore>(w.clone()) {
+                let _ = writeln!(out, "  scored: {}", score.describe());
+            }
+        }
         let sc = &f["score"];
         if sc["slots"].as_u64().unwrap_or(0) > 0 {
             let _ = writeln!(
@@ -324,6 +330,19 @@ mod tests {
             row[k] = v.clone();
         }
         row
+    }
+
+    #[test]
+    fn the_scored_windows_are_shown() {
+        let text = row_text(&row(json!({ "forecast": {
+            "mode": "active", "computed_at": "2026-03-06T08:00:00Z", "margin": 1.0,
+            "history_days": 5, "floor_now": 2, "next": [],
+            "score": { "slots": 0, "under_minutes": 0, "over_instance_hours": 0.0 },
+            "windows": [{ "window": "peak:morning", "start": "2026-03-05T09:00:00Z",
+                "end": "2026-03-05T10:00:00Z", "floor": 20, "busiest": 30, "floor_used_pct": 150,
+                "minutes_above_floor": 10, "ready_s": 300 }],
+        }})));
+        assert!(text.contains("  scored: window peak:morning 2026-03-05T09:00Z: floor 20 used 150 % (busiest need 30), 10 min above the floor, in service only 300 s after the start: raise the lead time"), "{text}");
     }
 
     #[test]

@@ -317,3 +317,51 @@ fn unreadable_events_and_plans_fail_with_the_file_named() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--demand`: a tick refreshes the forecast from the trace before the instant, scores each
+/// planned window in it, and opens the schedule review a wasteful peak calls for, all in the
+/// explanation and nothing in AWS.
+#[test]
+fn a_tick_with_a_demand_trace_scores_the_windows_and_opens_the_schedule_review() {
+    let base = std::fs::read_to_string(root().join("events/scenarios/daily-peak-bursts/plan.toml"))
+        .expect("plan");
+    // The morning rush needs about 23 instances at 10 requests/s each: a floor of 60 is wasteful.
+    let plan = base.replace("floor = 25", "floor = 60").replace("max_capacity = 40", "max_capacity = 80").replace(
+        "  [target.guard]",
+        "  [target.forecast]\n  invocations_per_instance = 600.0\n  mode = \"forecast_only\"\n\n  [target.guard]",
+    );
+    let dir = std::env::temp_dir().join(format!("headroom-explain-demand-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("plan.toml");
+    std::fs::write(&file, plan).expect("write");
+    let out = explain(&[
+        "--event",
+        "events/schedule/tick-rule.json",
+        "--plan",
+        file.to_str().expect("utf-8"),
+        "--demand",
+        "events/traces/synthetic-daily-peak-bursts-1m.csv",
+        "--at",
+        "2026-03-06T12:00:00Z",
+    ]);
+    let v = json_of(&out, "a tick with --demand");
+    let t = &v["targets"][0];
+    let windows = t["forecast"]["windows"].as_array().expect("windows");
+    // Monday to Friday's mornings, each using well under the floor.
+    assert_eq!(windows.len(), 5, "{windows:?}");
+    assert!(
+        windows
+            .iter()
+            .all(|w| w["floor"] == 60 && w["floor_used_pct"].as_u64().unwrap_or(100) < 50),
+        "{windows:?}"
+    );
+    let notes = t["decisions"].to_string();
+    assert!(
+        notes.contains("window peak:weekday-morning 2026-03-02T09:00Z: floor 60 used"),
+        "{notes}"
+    );
+    assert_eq!(t["schedule_reviews"][0]["verdict"], "wasteful", "{t}");
+    assert_eq!(v["would_call"]["schedule_reviews_written"], 1);
+    assert_eq!(v["changes_nothing"], true);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -198,6 +198,32 @@ async fn a_wasteful_peak_opens_one_schedule_review_in_dynamodb_that_the_operator
     assert_eq!(review.verdict, Verdict::Wasteful, "{review:?}");
     assert_eq!(review.peak, "nightly");
     assert!(review.evidence.contains("floor 40"), "{}", review.evidence);
+    // AND the refresh scored the nightly windows in the history: the floor of 40 was used a
+    // quarter (10 needed), in the decision log and in the stored forecast
+    let log = store
+        .recent_log(&id, 10)
+        .await
+        .expect("log")
+        .into_iter()
+        .map(|e| e.body.to_string())
+        .collect::<Vec<_>>();
+    assert!(
+        log.iter()
+            .any(|r| r.contains("window peak:nightly") && r.contains("floor 40 used 25 %")),
+        "the decision log scores the window: {log:?}"
+    );
+    let states = store
+        .load_states(std::slice::from_ref(&id))
+        .await
+        .expect("state");
+    let windows = &states[0].1.forecast.as_ref().expect("forecast").windows;
+    assert!(windows.len() >= 3, "{windows:?}");
+    assert!(
+        windows
+            .iter()
+            .all(|w| w.floor_used_pct == 25 && w.minutes_above_floor == 0),
+        "{windows:?}"
+    );
     // AND the operator lists and acknowledges it
     let open = list_schedule_reviews(&reviews, &parsed, false)
         .await

@@ -50,6 +50,8 @@ pub fn build_forecast(
             )),
             score,
             schedule: Vec::new(),
+            windows: Vec::new(),
+            windows_scored_until: None,
         };
     };
     let margin = learn_margin(&profile, policy);
@@ -64,6 +66,8 @@ pub fn build_forecast(
         unavailable: None,
         score,
         schedule: Vec::new(),
+        windows: Vec::new(),
+        windows_scored_until: None,
     }
 }
 

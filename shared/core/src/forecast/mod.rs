@@ -9,6 +9,7 @@
 //! - `claims.rs`: the slots as a `forecast` claim.
 //! - `score.rs`: how past slots compared with the demand that came.
 //! - `schedule_review.rs`: whether each planned peak still matches the demand (daily verdicts).
+//! - `window_score.rs`: how each planned window went (capacity ready, floor used, demand above).
 //! - `summary.rs`: what `headroom status` shows of it.
 //!
 //! All of it is pure; time comes in as `now`, and only history before `now` is ever read, so the
@@ -23,6 +24,7 @@ pub mod score;
 pub mod series;
 pub mod state;
 pub mod summary;
+pub mod window_score;
 
 pub use build::{build_forecast, is_due, REFRESH_EVERY};
 pub use claims::{forecast_claim, would_claim};

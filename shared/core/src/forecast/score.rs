@@ -77,6 +77,8 @@ mod tests {
             unavailable: None,
             score: ForecastScore::default(),
             schedule: Vec::new(),
+            windows: Vec::new(),
+            windows_scored_until: None,
         }
     }
 

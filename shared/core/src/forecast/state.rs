@@ -27,6 +27,12 @@ pub struct ForecastState {
     /// The planned peaks' verdicts from the same history (`schedule_review.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<crate::forecast::schedule_review::PeakReview>,
+    /// The planned windows scored so far, newest last (`window_score.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<crate::forecast::window_score::WindowScore>,
+    /// The end of the history the windows were last scored from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows_scored_until: Option<DateTime<Utc>>,
 }
 
 /// One forecast slot: `[start, start + slot_secs)`.

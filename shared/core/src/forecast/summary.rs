@@ -8,6 +8,7 @@ use crate::duration::Span;
 use crate::forecast::claims::would_claim;
 use crate::forecast::schedule_review::PeakReview;
 use crate::forecast::state::{ForecastScore, ForecastState};
+use crate::forecast::window_score::WindowScore;
 use crate::plan::{ForecastMode, ForecastPolicy};
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,7 +29,12 @@ pub struct ForecastSummary {
     pub score: ForecastScore,
     /// The planned peaks' verdicts (`schedule_review.rs`).
     pub schedule: Vec<PeakReview>,
+    /// The last [`SHOWN_WINDOWS`] planned windows scored, newest last (`window_score.rs`).
+    pub windows: Vec<WindowScore>,
 }
+
+/// Window scores `headroom status` shows per target (the state keeps more).
+pub const SHOWN_WINDOWS: usize = 3;
 
 pub fn summarize(
     policy: &ForecastPolicy,
@@ -47,6 +53,7 @@ pub fn summarize(
             next: Vec::new(),
             score: ForecastScore::default(),
             schedule: Vec::new(),
+            windows: Vec::new(),
         };
     };
     ForecastSummary {
@@ -65,5 +72,6 @@ pub fn summarize(
             .collect(),
         score: f.score.clone(),
         schedule: f.schedule.clone(),
+        windows: f.windows[f.windows.len().saturating_sub(SHOWN_WINDOWS)..].to_vec(),
     }
 }

@@ -400,6 +400,8 @@ mod tests {
                 unavailable: None,
                 score: Default::default(),
                 schedule: Vec::new(),
+                windows: Vec::new(),
+                windows_scored_until: None,
             }),
             earlier_applied: vec![Bounds { min: 1, ..bounds }],
             pending_log: vec![LogEntry {

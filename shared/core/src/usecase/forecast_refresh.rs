@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::forecast::build::{build_forecast, is_due};
 use crate::forecast::schedule_review::{review_schedule, PeakReview};
+use crate::forecast::window_score::{keep_newest, score_windows, WindowScore, KEPT_SCORES};
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
@@ -114,6 +115,31 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
         let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
         next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
+        // The planned windows that ended since the last refresh, scored from the same history.
+        let previous = state.forecast.as_ref();
+        let after = previous
+            .and_then(|f| f.windows_scored_until)
+            .unwrap_or(series.start);
+        let scored = score_windows(
+            target,
+            series,
+            &state.lead_samples,
+            policy.invocations_per_instance,
+            lead.to_chrono(),
+            after,
+        );
+        let mut notes: Vec<String> = scored
+            .iter()
+            .rev()
+            .take(KEPT_SCORES)
+            .rev()
+            .map(WindowScore::describe)
+            .collect();
+        next.windows = keep_newest(
+            previous.map(|f| f.windows.clone()).unwrap_or_default(),
+            scored,
+        );
+        next.windows_scored_until = Some(after.max(series.end()));
         let note = match &next.unavailable {
             Some(why) => format!("no forecast: {why}"),
             None => format!(
@@ -129,7 +155,8 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
             ),
         };
         state.forecast = Some(next);
-        vec![note]
+        notes.insert(0, note);
+        notes
     };
     let change = EventChange {
         key: format!("forecast@{}", now.format("%Y-%m-%dT%H:%MZ")),
