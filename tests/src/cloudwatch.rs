@@ -32,7 +32,7 @@ pub async fn put_invocations(
     id: &ScalableTargetId,
     points: &[(DateTime<Utc>, f64)],
 ) {
-    let metric = demand_metric(id);
+    let metric = demand_metric(id, headroom_core::plan::DemandKind::Invocations);
     let dimensions: Vec<Dimension> = metric
         .dimensions
         .iter()

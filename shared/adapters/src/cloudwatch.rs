@@ -10,7 +10,7 @@ use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
 use headroom_core::metrics_port::{
-    demand_metric, workload_metrics, DemandHistory, MetricRef, Workload,
+    demand_metric, is_count, workload_metrics, DemandHistory, DemandQuery, MetricRef, Workload,
 };
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
@@ -148,16 +148,20 @@ impl DemandHistory for CloudWatchDemand {
 
     async fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
         let secs = period.as_secs().max(60);
-        let queries: Vec<MetricDataQuery> = targets
+        let metrics: Vec<MetricRef> = targets
+            .iter()
+            .map(|q| demand_metric(&q.target, q.kind))
+            .collect();
+        let queries: Vec<MetricDataQuery> = metrics
             .iter()
             .enumerate()
-            .map(|(i, id)| query(format!("t{i}"), &demand_metric(id), secs))
+            .map(|(i, m)| query(format!("t{i}"), m, secs))
             .collect();
         let slots = ((to - from).num_seconds() / secs).max(0) as usize;
         let mut values: Vec<Vec<f32>> = vec![vec![f32::NAN; slots]; targets.len()];
@@ -188,8 +192,12 @@ impl DemandHistory for CloudWatchDemand {
                 for (t, v) in r.timestamps().iter().zip(r.values()) {
                     let k = (t.secs() - from.timestamp()).div_euclid(secs);
                     if let Some(slot) = usize::try_from(k).ok().and_then(|k| values[i].get_mut(k)) {
-                        // A Sum over the period, as requests per minute.
-                        *slot = (*v / (secs as f64 / 60.0)) as f32;
+                        // A Sum over the period as requests per minute; a level as it is.
+                        *slot = if is_count(&metrics[i]) {
+                            (*v / (secs as f64 / 60.0)) as f32
+                        } else {
+                            *v as f32
+                        };
                     }
                 }
             }
@@ -254,8 +262,8 @@ mod tests {
             });
         let client = cloudwatch_client_with(&[&first, &second], RuleMode::MatchAny, 1);
         let ids = [
-            ScalableTargetId::variant("shop", "AllTraffic").unwrap(),
-            ScalableTargetId::component("chat-ic").unwrap(),
+            DemandQuery::invocations(ScalableTargetId::variant("shop", "AllTraffic").unwrap()),
+            DemandQuery::invocations(ScalableTargetId::component("chat-ic").unwrap()),
         ];
         // WHEN 08:00-08:15 is read at 5 minutes
         let series = CloudWatchDemand::new(client)
@@ -277,6 +285,44 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_backlog_is_the_endpoints_approximate_backlog_size_kept_as_a_level() {
+        // GIVEN CloudWatch answering only a query for the endpoint's ApproximateBacklogSize
+        // Average (no VariantName dimension: it is published per endpoint)
+        let answer = mock!(Client::get_metric_data)
+            .match_requests(|r| {
+                r.metric_data_queries().iter().all(|q| {
+                    let stat = q.metric_stat();
+                    let metric = stat.and_then(|s| s.metric());
+                    metric.and_then(|m| m.metric_name()) == Some("ApproximateBacklogSize")
+                        && stat.and_then(|s| s.stat()) == Some("Average")
+                        && metric.map(|m| m.dimensions().len()) == Some(1)
+                })
+            })
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result("t0", &[("2026-03-02T08:05:00Z", 42.0)]))
+                    .build()
+            });
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        // WHEN an async endpoint's backlog is read at 5 minutes
+        let series = CloudWatchDemand::new(client)
+            .demand(
+                &[DemandQuery {
+                    target: ScalableTargetId::variant("jobs", "AllTraffic").unwrap(),
+                    kind: headroom_core::plan::DemandKind::Backlog,
+                }],
+                t("2026-03-02T08:00:00Z"),
+                t("2026-03-02T08:15:00Z"),
+                Span::minutes(5),
+            )
+            .await
+            .unwrap();
+        // THEN the Average is kept as it is (requests waiting, not a rate)
+        assert_eq!(answer.num_calls(), 1);
+        assert_eq!(series[0].values[1], 42.0);
+    }
+
+    #[tokio::test]
     async fn a_server_error_is_retryable() {
         // (The body is not CBOR, so the code is not read: the 503 status classifies it.)
         let throttled = mock!(Client::get_metric_data).then_http_response(|| {
@@ -285,7 +331,9 @@ mod tests {
         let client = cloudwatch_client_with(&[&throttled], RuleMode::MatchAny, 1);
         let err = CloudWatchDemand::new(client)
             .demand(
-                &[ScalableTargetId::variant("shop", "AllTraffic").unwrap()],
+                &[DemandQuery::invocations(
+                    ScalableTargetId::variant("shop", "AllTraffic").unwrap(),
+                )],
                 t("2026-03-02T08:00:00Z"),
                 t("2026-03-02T09:00:00Z"),
                 Span::minutes(5),

@@ -6,7 +6,7 @@
 use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
-use headroom_core::metrics_port::{AlarmView, DemandHistory, Workload};
+use headroom_core::metrics_port::{AlarmView, DemandHistory, DemandQuery, Workload};
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
 
@@ -30,7 +30,7 @@ impl CloudWatchLint {
 impl DemandHistory for CloudWatchLint {
     async fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         period: Span,

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
+use crate::plan::DemandKind;
 use crate::ports::{ErrorClass, PortError};
 use serde::{Deserialize, Serialize};
 
@@ -20,12 +21,42 @@ pub struct MetricRef {
     pub dimensions: Vec<(&'static str, String)>,
 }
 
-/// The metric that counts a target's requests: `Invocations` (Sum) of the variant, or of the
+/// One target's demand history to read, and what measures it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemandQuery {
+    pub target: ScalableTargetId,
+    pub kind: DemandKind,
+}
+
+impl DemandQuery {
+    /// Requests (`Invocations`), the default.
+    pub fn invocations(target: ScalableTargetId) -> Self {
+        Self {
+            target,
+            kind: DemandKind::Invocations,
+        }
+    }
+}
+
+/// Whether a metric's datapoints are counts per period (a Sum: the port turns them into a rate
+/// per minute) or levels (kept as they are).
+pub fn is_count(m: &MetricRef) -> bool {
+    m.statistic == "Sum"
+}
+
+/// The metric that measures a target's demand: `Invocations` (Sum) of the variant, or of the
 /// inference component (SageMaker publishes it per component with the `InferenceComponentName`
-/// dimension).
-pub fn demand_metric(id: &ScalableTargetId) -> MetricRef {
-    match id {
-        ScalableTargetId::Variant { endpoint, variant } => MetricRef {
+/// dimension); for an asynchronous endpoint's backlog, `ApproximateBacklogSize` (Average, per
+/// endpoint: SageMaker developer guide, "Monitor asynchronous endpoints", endpoint metrics).
+pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
+    match (id, kind) {
+        (ScalableTargetId::Variant { endpoint, .. }, DemandKind::Backlog) => MetricRef {
+            namespace: "AWS/SageMaker",
+            name: "ApproximateBacklogSize",
+            statistic: "Average",
+            dimensions: vec![("EndpointName", endpoint.as_str().to_owned())],
+        },
+        (ScalableTargetId::Variant { endpoint, variant }, DemandKind::Invocations) => MetricRef {
             namespace: "AWS/SageMaker",
             name: "Invocations",
             statistic: "Sum",
@@ -34,7 +65,8 @@ pub fn demand_metric(id: &ScalableTargetId) -> MetricRef {
                 ("VariantName", variant.as_str().to_owned()),
             ],
         },
-        ScalableTargetId::InferenceComponent(name) => MetricRef {
+        // Validation refuses a backlog forecast on a component (`plan::forecast`).
+        (ScalableTargetId::InferenceComponent(name), _) => MetricRef {
             namespace: "AWS/SageMaker",
             name: "Invocations",
             statistic: "Sum",
@@ -154,11 +186,12 @@ pub fn workload_metrics(id: &ScalableTargetId) -> [MetricRef; 3] {
 
 /// CloudWatch metrics, as the forecast reads them.
 pub trait DemandHistory: Send + Sync {
-    /// Each target's demand in `[from, to)` at `period`, as requests per minute per period
-    /// (`NaN` where CloudWatch has no datapoint), in the order of `targets`.
+    /// Each target's demand in `[from, to)` at `period`, in the order of `targets`: requests
+    /// per minute per period, or the backlog's level for a backlog query (`NaN` where
+    /// CloudWatch has no datapoint).
     fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         period: Span,
@@ -209,7 +242,7 @@ impl DemandHistory for () {
 
     async fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         _to: DateTime<Utc>,
         period: Span,

@@ -242,3 +242,52 @@ fn a_refresh_over_500_targets_makes_20_metric_calls() {
     // No history anywhere: every target says why it has no forecast.
     assert_eq!(report.unavailable.len(), 500);
 }
+
+#[test]
+fn a_backlog_forecast_reads_the_backlog_and_holds_a_backlog_per_instance() {
+    // GIVEN an async endpoint whose backlog stood at 600 requests from 09:00 to 11:00 and 60
+    // otherwise, and a forecast of it at 30 waiting requests per instance
+    let plan = plan("demand = \"backlog\"\n");
+    assert_eq!(
+        plan.targets[0].forecast.as_ref().map(|f| f.demand),
+        Some(headroom_core::plan::DemandKind::Backlog)
+    );
+    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default().with(id(), history(5));
+    let now = at("2026-03-06T08:50:00Z");
+    // WHEN the refresh runs
+    let refresh = block_on(refresh_forecasts(
+        &demand,
+        &aas,
+        &store,
+        &plan,
+        &[id()],
+        now,
+    ));
+    // THEN it asked for the backlog, and the claim is 600 / 30 instances
+    assert!(refresh.errors.is_empty(), "{:?}", refresh.errors);
+    let asked = demand.queries.lock().expect("lock").clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].kind, headroom_core::plan::DemandKind::Backlog);
+    assert_eq!(aas.get(&id()).map(|o| o.min), Some(20));
+}
+
+#[test]
+fn a_backlog_forecast_on_an_inference_component_is_refused() {
+    let err = parse_plan(
+        "test.toml",
+        "version = 1\n[[target]]\nresource_id = \"inference-component/chat-ic\"\nmin_capacity = 0\nmax_capacity = 4\n[target.forecast]\ninvocations_per_instance = 30.0\ndemand = \"backlog\"\n",
+    )
+    .expect_err("invalid");
+    assert!(err.to_string().contains("forecast.demand"), "{err}");
+    let err = parse_plan(
+        "test.toml",
+        "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 0\nmax_capacity = 4\n[target.forecast]\ninvocations_per_instance = 30.0\ndemand = \"queue\"\n",
+    )
+    .expect_err("invalid");
+    assert!(
+        err.to_string().contains("use invocations or backlog"),
+        "{err}"
+    );
+}

@@ -45,8 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect()
     };
-    println!("| scenario | TT breach min | headroom breach min | cut | instance-hours vs TT | vs oracle | vs lower bound | forecast under-min | forecast over inst-h |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| scenario | TT breach min | headroom breach min | cut | instance-hours vs TT | vs oracle | vs lower bound | forecast under-min | forecast over inst-h | breach min no forecast could know |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (base, world, trace, days) in runs {
         let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
         let trace_t = Trace::parse(&trace, &read(&trace)?)?;
@@ -85,8 +85,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|r| r.headroom.as_ref())
             .map(|a| a.forecast_score.clone())
             .unwrap_or_default();
+        let novelty = report.breach_novelty.unwrap_or_default();
         println!(
-            "| {name} | {tt} | {} | {:+.1} % | {:.2}x | {:.2}x | {:.2}x | {} | {:.0} |",
+            "| {name} | {tt} | {} | {:+.1} % | {:.2}x | {:.2}x | {:.2}x | {} | {:.0} | {} ({:.0} %) |",
             hr.map_or(0, |r| r.total.breach_minutes),
             -g.breach_reduction_percent,
             1.0 + g.extra_instance_hours_percent / 100.0,
@@ -94,6 +95,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             g.lower_bound_ratio,
             score.under_minutes,
             score.over_instance_hours,
+            novelty.no_history + novelty.above_all_seen,
+            novelty.unknowable_percent(),
         );
     }
     Ok(())

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use headroom_core::capacity_port::{Counts, CurrentCapacity};
 use headroom_core::forecast::{DemandSeries, ForecastScore};
 use headroom_core::memory::MemoryStateStore;
-use headroom_core::metrics_port::{window, DemandHistory};
+use headroom_core::metrics_port::{window, DemandHistory, DemandQuery};
 use headroom_core::model::Observed;
 use headroom_core::ports::{PortError, ScalingTargets};
 use headroom_core::Span;
@@ -369,17 +369,19 @@ impl CurrentCapacity for SimAas {
 impl DemandHistory for SimAas {
     async fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
+        // The simulator serves every kind as the requests that arrived: its async targets'
+        // forecasts learn the arrivals, which the backlog follows.
         let runs = self.runs();
         let visible_until = to.timestamp() - self.metric_delay;
         Ok(targets
             .iter()
-            .map(|id| {
-                let Some(r) = self.index_of(id).map(|i| &runs[i]) else {
+            .map(|q| {
+                let Some(r) = self.index_of(&q.target).map(|i| &runs[i]) else {
                     return DemandSeries::empty(from, period.as_secs());
                 };
                 // Copy only the minutes asked for (the run's history grows by a minute a minute).

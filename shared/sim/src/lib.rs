@@ -16,6 +16,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod invoke;
 pub mod metrics;
+pub mod novelty;
 pub mod oracle;
 pub mod report;
 pub mod scenario;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::engine::{Strategy, StrategyResult};
+use crate::novelty::{split_by_novelty, Novelty};
 use crate::scenario::Scenario;
 use crate::stats::{BreachSpan, Summary};
 use crate::trace::STEP_SECS;
@@ -57,6 +58,9 @@ pub struct Goals {
 pub struct Report {
     pub scenario: ScenarioInfo,
     pub results: Vec<StrategyResult>,
+    /// headroom's breach minutes by what the trace's history could have told of them
+    /// (`novelty.rs`).
+    pub breach_novelty: Option<Novelty>,
 }
 
 impl Report {
@@ -81,6 +85,17 @@ impl Report {
                 seed: scenario.world.seed,
                 lower_bound_instance_hours: lower_bound(scenario),
             },
+            breach_novelty: results
+                .iter()
+                .find(|r| r.strategy == Strategy::Headroom)
+                .map(|r| {
+                    let spans: Vec<BreachSpan> = r
+                        .per_target
+                        .iter()
+                        .flat_map(|t| t.breach_spans.iter().copied())
+                        .collect();
+                    split_by_novelty(&spans, t)
+                }),
             results,
         }
     }
@@ -153,6 +168,7 @@ impl Report {
             "scenario": self.scenario,
             "strategies": strategies,
             "goals": self.goals(),
+            "breach_novelty": self.breach_novelty,
         })
     }
 
@@ -222,6 +238,17 @@ impl Report {
             for r in &activity.schedule_reviews {
                 let _ = writeln!(out, "schedule review: {r}");
             }
+        }
+        if let Some(n) = self.breach_novelty.filter(|n| n.total() > 0) {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "headroom's breach minutes no forecast could have known: {:.0} % ({} on the first day, {} above anything seen in their 10-minute slot on an earlier day); {} within what earlier days showed",
+                n.unknowable_percent(),
+                group(n.no_history),
+                group(n.above_all_seen),
+                group(n.foreseeable)
+            );
         }
         if let Some(hr) = self.get(Strategy::Headroom) {
             self.write_spans(&mut out, hr);

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
-use crate::metrics_port::{window, AlarmView, DemandHistory, Workload};
+use crate::metrics_port::{window, AlarmView, DemandHistory, DemandQuery, Workload};
 use crate::ports::PortError;
 
 /// In-memory demand for tests and `headroom explain`; counts its calls.
@@ -21,6 +21,8 @@ pub struct MemoryDemand {
     alarms: Mutex<BTreeMap<String, AlarmView>>,
     pub calls: AtomicUsize,
     pub workload_calls: AtomicUsize,
+    /// Every demand query asked, in order (which metric each target was read by).
+    pub queries: Mutex<Vec<DemandQuery>>,
 }
 
 impl MemoryDemand {
@@ -52,19 +54,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl DemandHistory for MemoryDemand {
     async fn demand(
         &self,
-        targets: &[ScalableTargetId],
+        targets: &[DemandQuery],
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        lock(&self.queries).extend_from_slice(targets);
         let all = self
             .series
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(targets
             .iter()
-            .map(|id| match all.get(id) {
+            .map(|q| match all.get(&q.target) {
                 Some(s) => window(&s.coarsen(period.as_secs()), from, to),
                 None => DemandSeries::empty(from, period.as_secs()),
             })

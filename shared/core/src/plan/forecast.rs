@@ -35,6 +35,24 @@ pub struct ForecastFile {
     pub max_floor: Option<u32>,
     /// Time zone of the daily and weekly cycle (default: the plan's default time zone).
     pub timezone: Option<String>,
+    /// What measures demand: `invocations` (default) or, for an asynchronous endpoint,
+    /// `backlog` (its `ApproximateBacklogSize`).
+    pub demand: Option<String>,
+}
+
+/// What a forecast target's demand history measures (`metrics_port::demand_metric` names the
+/// CloudWatch metric of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DemandKind {
+    /// Requests: `Invocations` Sum, as requests per minute; `invocations_per_instance` is the
+    /// requests per minute one instance should serve.
+    #[default]
+    Invocations,
+    /// An asynchronous endpoint's queue: `ApproximateBacklogSize` Average, in requests waiting;
+    /// `invocations_per_instance` is then the backlog one instance should hold (the target value
+    /// of `ApproximateBacklogSizePerInstance`).
+    Backlog,
 }
 
 /// Whether the forecast acts.
@@ -63,6 +81,7 @@ pub struct ForecastPolicy {
     pub max_floor: u32,
     #[serde(serialize_with = "tz_name")]
     pub timezone: Tz,
+    pub demand: DemandKind,
 }
 
 fn tz_name<S: serde::Serializer>(tz: &Tz, s: S) -> Result<S::Ok, S::Error> {
@@ -84,11 +103,32 @@ pub fn check_forecast(
     at: &str,
     raw: &ForecastFile,
     max_capacity: u32,
+    is_component: bool,
     default_tz: Tz,
     fail: &mut dyn FnMut(String, String),
 ) -> ForecastPolicy {
     let fat = format!("{at}.forecast");
     let field = |name: &str| format!("{fat}.{name}");
+    let demand = match raw.demand.as_deref() {
+        None | Some("invocations") => DemandKind::Invocations,
+        // ApproximateBacklogSize is published per endpoint (dimension EndpointName), for
+        // asynchronous endpoints only: an inference component has no backlog of its own.
+        Some("backlog") if is_component => {
+            fail(
+                field("demand"),
+                "backlog is an asynchronous endpoint's (ApproximateBacklogSize, per endpoint): an inference component's demand is its invocations".into(),
+            );
+            DemandKind::Invocations
+        }
+        Some("backlog") => DemandKind::Backlog,
+        Some(other) => {
+            fail(
+                field("demand"),
+                format!("{other:?} is unknown: use invocations or backlog"),
+            );
+            DemandKind::Invocations
+        }
+    };
     let mode = match raw.mode.as_deref() {
         None | Some("active") => ForecastMode::Active,
         Some("forecast_only") => ForecastMode::ForecastOnly,
@@ -208,6 +248,7 @@ pub fn check_forecast(
         max_margin,
         max_floor: max_floor.min(max_capacity),
         timezone,
+        demand,
     }
 }
 

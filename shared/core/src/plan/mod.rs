@@ -11,7 +11,7 @@ mod validate;
 #[cfg(any(test, feature = "memory"))]
 pub use builder::{PlanBuilder, TargetBuilder};
 pub use file::PlanFile;
-pub use forecast::{ForecastMode, ForecastPolicy};
+pub use forecast::{DemandKind, ForecastMode, ForecastPolicy};
 pub use lint::LintPolicy;
 pub use model::*;
 pub use validate::{

@@ -384,6 +384,7 @@ impl Validator {
                 at,
                 f,
                 t.max_capacity,
+                t.resource_id.starts_with("inference-component/"),
                 default_tz,
                 &mut |field, problem| self.fail(field, problem),
             )

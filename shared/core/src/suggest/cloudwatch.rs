@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::deploy_ports::ScalingHistory;
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
-use crate::metrics_port::{targets_per_call, DemandHistory};
+use crate::metrics_port::{targets_per_call, DemandHistory, DemandQuery};
 use crate::plan::parse_plan;
 use crate::ports::PortError;
 use crate::suggest::capacity::{from_plan, from_policies};
@@ -99,7 +99,10 @@ pub async fn suggest_from_cloudwatch<M: DemandHistory, H: ScalingHistory>(
         .collect();
     let mut metric_calls = 0;
     for chunk in wanted.chunks_mut(targets_per_call(window.from, window.to, PERIOD)) {
-        let ids: Vec<_> = chunk.iter().map(|h| h.id.clone()).collect();
+        let ids: Vec<DemandQuery> = chunk
+            .iter()
+            .map(|h| DemandQuery::invocations(h.id.clone()))
+            .collect();
         metric_calls += 1;
         let series = metrics
             .demand(&ids, window.from, window.to, PERIOD)

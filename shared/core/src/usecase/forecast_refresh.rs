@@ -14,7 +14,7 @@ use crate::forecast::window_score::{keep_newest, score_windows, WindowScore, KEP
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::metrics_port::{targets_per_call, DemandHistory};
+use crate::metrics_port::{targets_per_call, DemandHistory, DemandQuery};
 use crate::plan::{Plan, TargetPlan};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
@@ -75,8 +75,15 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
         .unwrap_or(now);
         for chunk in members.chunks(targets_per_call(from, aligned_to, period)) {
             let ids: Vec<ScalableTargetId> = chunk.iter().map(|t| t.id.clone()).collect();
+            let queries: Vec<DemandQuery> = chunk
+                .iter()
+                .map(|t| DemandQuery {
+                    target: t.id.clone(),
+                    kind: t.forecast.as_ref().map(|f| f.demand).unwrap_or_default(),
+                })
+                .collect();
             report.metric_calls += 1;
-            match metrics.demand(&ids, from, aligned_to, period).await {
+            match metrics.demand(&queries, from, aligned_to, period).await {
                 Ok(all) => {
                     for (t, series) in chunk.iter().zip(all) {
                         store_forecast(aas, store, t, &series, now, &mut report).await;
