@@ -95,6 +95,10 @@ pub struct HeadroomActivity {
     /// The schedule review's last verdicts: `target: peak VERDICT: evidence`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schedule_reviews: Vec<String>,
+    /// The planned windows' scores the state keeps (the last 20 per target), summed up:
+    /// `target: N windows: ...`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub window_scores: Vec<String>,
 }
 
 /// The outcome of one strategy.
@@ -533,6 +537,9 @@ pub fn run_reactive(
                         r.peak, r.verdict, r.evidence
                     ));
                 }
+                if let Some(line) = window_summary(&f.windows) {
+                    activity.window_scores.push(format!("{id}: {line}"));
+                }
             }
         }
     }
@@ -570,4 +577,33 @@ pub fn run_all(scenario: &Scenario, options: &mut RunOptions<'_>) -> Vec<Strateg
             _ => run_reactive(scenario, s, options),
         })
         .collect()
+}
+
+/// The scored windows in one line: how many, how many had their raise in service by the start
+/// (of those with a measured raise), the median floor use and the minutes above the floor.
+fn window_summary(
+    windows: &[headroom_core::forecast::window_score::WindowScore],
+) -> Option<String> {
+    if windows.is_empty() {
+        return None;
+    }
+    let measured: Vec<i64> = windows.iter().filter_map(|w| w.ready_s).collect();
+    let in_time = measured.iter().filter(|s| **s <= 0).count();
+    let mut used: Vec<u32> = windows.iter().map(|w| w.floor_used_pct).collect();
+    used.sort_unstable();
+    let above: u32 = windows.iter().map(|w| w.minutes_above_floor).sum();
+    let ready = if measured.is_empty() {
+        "no raise measured (the simulator runs no deployment watcher, which measures them)"
+            .to_owned()
+    } else {
+        format!(
+            "capacity in service by the start in {in_time} of {} with a measured raise",
+            measured.len()
+        )
+    };
+    Some(format!(
+        "last {} planned windows: {ready}; floor used {} % (median); {above} minutes above the floor",
+        windows.len(),
+        used[used.len() / 2]
+    ))
 }

@@ -238,6 +238,9 @@ impl Report {
             for r in &activity.schedule_reviews {
                 let _ = writeln!(out, "schedule review: {r}");
             }
+            for w in &activity.window_scores {
+                let _ = writeln!(out, "window scores: {w}");
+            }
         }
         if let Some(n) = self.breach_novelty.filter(|n| n.total() > 0) {
             let _ = writeln!(out);
