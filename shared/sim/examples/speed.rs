@@ -7,9 +7,21 @@ use headroom_sim::engine::run_reactive;
 use headroom_sim::{oracle, synthetic, RunOptions, Strategy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    for (targets, days) in [(1, 30), (100, 7)] {
-        let scenario = synthetic::fleet(targets, days)?;
-        let mut line = format!("{targets:>3} target(s) x {days:>2} days:");
+    for (targets, days, forecast) in [
+        (1, 30, false),
+        (100, 7, false),
+        (1, 30, true),
+        (100, 7, true),
+    ] {
+        let scenario = if forecast {
+            synthetic::fleet_forecasting(targets, days)?
+        } else {
+            synthetic::fleet(targets, days)?
+        };
+        let mut line = format!(
+            "{targets:>3} target(s) x {days:>2} days{}:",
+            if forecast { ", forecasting" } else { "" }
+        );
         let mut total = 0.0;
         for s in Strategy::ALL {
             let started = Instant::now();
@@ -22,8 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             line.push_str(&format!(" {} {took:.3} s", s.name()));
             if let Some(h) = &result.headroom {
                 line.push_str(&format!(
-                    " ({} ticks, {} alarm events)",
-                    h.ticks, h.alarm_events
+                    " ({} ticks, {} alarm events, {} forecast refreshes)",
+                    h.ticks, h.alarm_events, h.forecast_refreshes
                 ));
             }
             line.push(';');

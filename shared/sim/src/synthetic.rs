@@ -235,6 +235,23 @@ pub fn shipped() -> Vec<(&'static str, String)> {
 /// target, each with its own endpoint name and a slightly different load) over `days` days of the
 /// synthetic daily-peak-and-bursts trace. Used by the benchmark and the tests.
 pub fn fleet(targets: usize, days: i64) -> Result<crate::Scenario, crate::scenario::ScenarioError> {
+    fleet_with(targets, days, false)
+}
+
+/// [`fleet`] with a `[target.forecast]` on every target (10 requests/s per instance, the default
+/// world's capacity): the speed goals are stated with forecasting on.
+pub fn fleet_forecasting(
+    targets: usize,
+    days: i64,
+) -> Result<crate::Scenario, crate::scenario::ScenarioError> {
+    fleet_with(targets, days, true)
+}
+
+fn fleet_with(
+    targets: usize,
+    days: i64,
+    forecast: bool,
+) -> Result<crate::Scenario, crate::scenario::ScenarioError> {
     let monday = shipped_start();
     let trace = to_csv("fleet", &daily_peak_bursts(monday, days, 5));
     let plan_one = crate::scenario::DEFAULT_PLAN;
@@ -256,6 +273,11 @@ pub fn fleet(targets: usize, days: i64) -> Result<crate::Scenario, crate::scenar
         let name = format!("chat-api-{i:03}");
         plan.push_str(&plan_target.replace("chat-api", &name));
         plan.push('\n');
+        if forecast {
+            plan.push_str(
+                "[target.forecast]\ninvocations_per_instance = 600.0\nhistory = \"7d\"\n",
+            );
+        }
         world.push_str(&world_target.replace("chat-api", &name).replace(
             "capacity_per_instance = 10.0",
             &format!(
