@@ -62,7 +62,9 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
                 model_name: Some("chat-llama-v8".into()),
                 model_arn: None,
                 containers: vec![ContainerIdentity {
-                    image: Some("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm-server:2.4".into()),
+                    image: Some(
+                        "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm-server:2.4".into(),
+                    ),
                     model_data: None,
                     model_package: Some(format!("{GROUP}/8")),
                 }],
@@ -94,7 +96,10 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
     assert_eq!(first.targets[0].change, ModelChange::Approved, "{first:?}");
     let pending = pending_review_id(&id, &format!("{GROUP}/9"));
     assert_eq!(
-        first.targets[0].review.as_ref().map(|r| (r.id.clone(), r.action)),
+        first.targets[0]
+            .review
+            .as_ref()
+            .map(|r| (r.id.clone(), r.action)),
         Some((Some(pending.clone()), ReviewAction::Pending))
     );
     assert_eq!(
@@ -104,7 +109,10 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
     let stored = reviews.reviews(&id).await.expect("list the reviews");
     assert_eq!(stored.len(), 1, "{stored:#?}");
     let r = &stored[0];
-    assert_eq!((r.id.clone(), r.status, r.revision), (pending.clone(), ReviewStatus::Pending, 1));
+    assert_eq!(
+        (r.id.clone(), r.status, r.revision),
+        (pending.clone(), ReviewStatus::Pending, 1)
+    );
     assert_eq!(
         r.package.as_ref().map(|p| (p.version, p.serving.clone())),
         Some((9, format!("{GROUP}/8")))
@@ -115,8 +123,15 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
         "an approval describes nothing in SageMaker: {:?}",
         sm_counter.snapshot()
     );
-    let observed = aas.describe(std::slice::from_ref(&id)).await.expect("describe");
-    assert_eq!(observed[0].bounds().min, 1, "an approval changes no capacity");
+    let observed = aas
+        .describe(std::slice::from_ref(&id))
+        .await
+        .expect("describe");
+    assert_eq!(
+        observed[0].bounds().min,
+        1,
+        "an approval changes no capacity"
+    );
 
     // AND `reviews list` shows it, a pipeline check answers pending
     let listed = list_reviews(&reviews, &plan, false).await.expect("listed");
@@ -139,7 +154,10 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
     )
     .await
     .expect("acknowledged");
-    assert_eq!(acked.tag, None, "a pending review never tagged the endpoint");
+    assert_eq!(
+        acked.tag, None,
+        "a pending review never tagged the endpoint"
+    );
     let again = reviews
         .load_review(&id, &pending)
         .await

@@ -163,7 +163,10 @@ impl World {
     /// GIVEN the first deployment event recorded v8 (package chat-llama/8) as the baseline.
     async fn baseline(&self) {
         let r = self
-            .handle(&in_service("e-base", "2026-03-14T07:00:00Z"), "2026-03-14T07:00:01Z")
+            .handle(
+                &in_service("e-base", "2026-03-14T07:00:00Z"),
+                "2026-03-14T07:00:01Z",
+            )
             .await;
         assert_eq!(r.targets[0].change, ModelChange::Baseline);
     }
@@ -219,10 +222,12 @@ async fn an_approval_of_the_next_version_opens_one_pending_review() {
     );
     assert_eq!((r.bounds.plan_min, r.bounds.plan_max), (2, 8));
     assert_eq!(count(&w.endpoints.tag_calls), 0);
-    assert!(w.endpoints.tags(ARN).get(REVIEW_TAG).is_none());
+    assert!(!w.endpoints.tags(ARN).contains_key(REVIEW_TAG));
     // `reviews list` shows it without --all.
     let plan = parse_plan("t", PLAN).expect("plan");
-    let listed = list_reviews(&w.reviews, &plan, false).await.expect("listed");
+    let listed = list_reviews(&w.reviews, &plan, false)
+        .await
+        .expect("listed");
     assert_eq!(listed.len(), 1);
 }
 
@@ -237,7 +242,10 @@ async fn a_pipeline_check_answers_pending_until_the_pending_review_is_acknowledg
     assert_eq!(r.review, Some(CheckAnswer::Pending));
     assert!(r.open_reviews.is_empty());
     assert_eq!(r.pending_reviews.len(), 1);
-    assert_eq!(r.pending_reviews[0].package.as_deref(), Some(package(9).as_str()));
+    assert_eq!(
+        r.pending_reviews[0].package.as_deref(),
+        Some(package(9).as_str())
+    );
     // WHEN an operator acknowledges it (the endpoint was never tagged: no tag call)
     let plan = parse_plan("t", PLAN).expect("plan");
     let acked = ack_review(
@@ -251,7 +259,10 @@ async fn a_pipeline_check_answers_pending_until_the_pending_review_is_acknowledg
     )
     .await
     .expect("acknowledged");
-    assert_eq!((acked.review.status, acked.tag), (ReviewStatus::Acked, None));
+    assert_eq!(
+        (acked.review.status, acked.tag),
+        (ReviewStatus::Acked, None)
+    );
     // THEN the check is clear
     let r = w.handle(&check(), "2026-03-14T09:01:00Z").await;
     assert_eq!(r.review, Some(CheckAnswer::Clear));
@@ -264,9 +275,13 @@ async fn the_rollout_supersedes_the_pending_review_and_opens_its_own() {
     w.handle(&approval(), "2026-03-14T08:40:13Z").await;
     let pending = pending_review_id(&variant(), &package(9));
     // WHEN chat-llama/9 rolls out
-    w.endpoints.switch_config("chat-prod", "chat-prod-config-v9");
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v9");
     let r = w
-        .handle(&in_service("e-v9", "2026-03-14T10:00:00Z"), "2026-03-14T10:00:01Z")
+        .handle(
+            &in_service("e-v9", "2026-03-14T10:00:00Z"),
+            "2026-03-14T10:00:01Z",
+        )
         .await;
     // THEN the rollout's review is open and names the pending one, which is superseded
     let report = &r.targets[0];
@@ -296,7 +311,9 @@ async fn the_rollout_supersedes_the_pending_review_and_opens_its_own() {
         (Some(CheckAnswer::Open), 1, 0)
     );
     let plan = parse_plan("t", PLAN).expect("plan");
-    let listed = list_reviews(&w.reviews, &plan, false).await.expect("listed");
+    let listed = list_reviews(&w.reviews, &plan, false)
+        .await
+        .expect("listed");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, rollout_id);
     // A superseded review cannot be acknowledged.
@@ -346,7 +363,10 @@ async fn an_approval_in_a_group_no_target_serves_is_ignored_without_writes() {
     // GIVEN no deployment event yet: nothing stored says what chat-prod serves
     let r = w.handle(&approval(), "2026-03-14T08:40:13Z").await;
     assert_eq!(r.outcome, Outcome::Ignored);
-    assert!(r.reason.as_deref().is_some_and(|s| s.contains("chat-llama")));
+    assert!(r
+        .reason
+        .as_deref()
+        .is_some_and(|s| s.contains("chat-llama")));
     // GIVEN a baseline, WHEN a package of another group (or another account's same-named
     // group) is approved
     w.baseline().await;

@@ -445,7 +445,11 @@ fn a_review_stored_before_pending_reviews_loads_and_is_left_alone_by_a_rollout()
     let review: Review = serde_json::from_value(stored.clone()).expect("an old review loads");
     assert_eq!(review.status, ReviewStatus::Acked);
     assert_eq!(
-        (&review.package, &review.pending_review, &review.superseded_by),
+        (
+            &review.package,
+            &review.pending_review,
+            &review.superseded_by
+        ),
         (&None, &None, &None)
     );
     assert!(!review.is_approval());
