@@ -52,6 +52,7 @@ invocations=(
     'events/sagemaker/endpoint-in-service-docs.json|headroom-deploy|answered|"change":"absent"|the AWS documentation sample'
     'events/sagemaker/deployment-capacity-scaling-out.json|headroom-deploy|answered|"change":"absent"|a scale-out, not a deployment'
     'events/sagemaker/endpoint-rolling-back.json|headroom-deploy|answered|"change":"absent"|chat-prod does not exist in moto'
+    'events/sagemaker/model-package-approved.json|headroom-deploy|answered|"outcome":"ignored"|no managed target serves model package group chat-llama (no stored model identity names a package of it)'
     'events/pipeline/check.json|headroom-deploy|answered|"review":"clear"|a pipeline check: no review open'
     'events/pipeline/deployed.json|headroom-deploy|answered|"change":"absent"|a pipeline deployed hook'
     'events/invalid/peak-bad-target.json|headroom-tick|rejected|is not a SageMaker resource id|a peak for a target that is no variant'

@@ -19,7 +19,7 @@ use headroom_core::memory::{
 use headroom_core::plan::{parse_plan, Plan};
 use headroom_core::trigger::Trigger;
 use headroom_core::usecase::alarm::{on_alarm, Origin};
-use headroom_core::usecase::deploy::{on_pipeline, on_sagemaker};
+use headroom_core::usecase::deploy::{on_model_package, on_pipeline, on_sagemaker};
 use headroom_core::usecase::peak::on_peak;
 use headroom_core::usecase::tick::on_tick;
 use headroom_core::usecase::Ports;
@@ -133,6 +133,7 @@ pub async fn explain(
         Trigger::Peak(request) => answer(on_peak(ports, request, at).await),
         Trigger::Alarm(t) => answer(on_alarm(ports, t, Origin::Anywhere, at).await),
         Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, at).await),
+        Trigger::ModelPackage(ev) => answer(on_model_package(ports, ev, at).await),
         Trigger::Pipeline(hook) => answer(on_pipeline(ports, hook, at).await),
     }?;
     Ok(json!({
@@ -204,6 +205,10 @@ fn instant(
             ),
             None => (Utc::now(), "now (the event carries no time)"),
         },
+        Trigger::ModelPackage(ev) => match ev.at {
+            Some(at) => (at, "the event's time"),
+            None => (Utc::now(), "now (the event carries no time)"),
+        },
         Trigger::Pipeline(_) => (Utc::now(), "now (a pipeline hook carries no time)"),
     }
 }
@@ -237,6 +242,15 @@ fn event_summary(trigger: &Trigger) -> Value {
             "endpoint_config": ev.endpoint_config,
             "status": ev.status.as_ref().map(ToString::to_string),
             "occurred_at": ev.occurred_at(),
+            "idempotency_key": ev.idempotency_key(),
+        }),
+        Trigger::ModelPackage(ev) => json!({
+            "detail_type": headroom_core::trigger::model_package::MODEL_PACKAGE_STATE,
+            "id": ev.id,
+            "package": ev.arn,
+            "group": ev.group,
+            "version": ev.version,
+            "approval": ev.approval.as_ref().map(|a| a.as_str().to_owned()),
             "idempotency_key": ev.idempotency_key(),
         }),
         Trigger::Pipeline(hook) => json!({
@@ -292,7 +306,8 @@ impl World {
         stored yet; each managed endpoint in service with one config and one model per managed variant \
         (named <endpoint>-config-in-force and <endpoint>-<variant>-model), and a different model \
         recorded before it (so a SageMaker or pipeline event shows a model change); inference \
-        components unknown to SageMaker; no scaling policies or activities; no reviews";
+        components unknown to SageMaker; no scaling policies or activities; no reviews; no stored \
+        model identity (so no target serves a model package group)";
 
     fn seeded(plan: &Plan, plan_text: &str, desired: Option<u32>, now: DateTime<Utc>) -> Self {
         let mut aas = MemoryScalingTargets::default();

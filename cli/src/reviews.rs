@@ -18,8 +18,9 @@ use crate::aws::{Aws, TableArgs};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ReviewsCommand {
-    /// List reviews of the managed targets (open ones unless --all), newest first: policy
-    /// reviews, then schedule reviews.
+    /// List reviews of the managed targets (open and pending ones unless --all), newest first:
+    /// policy reviews, then schedule reviews. A pending review is an approved model package
+    /// that does not serve yet.
     List(ListArgs),
     /// Print one review in full (JSON). A policy review: old and new model, policies, bounds,
     /// decisions, warm-up, lint. A schedule review: the peak, its verdict and the evidence.
@@ -31,7 +32,7 @@ pub enum ReviewsCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {
-    /// Include acknowledged reviews.
+    /// Include acknowledged and superseded reviews.
     #[arg(long)]
     pub all: bool,
     /// Print JSON instead of a table.
@@ -237,7 +238,11 @@ pub fn table(reviews: &[Review]) -> String {
                     r.previous
                         .as_ref()
                         .map_or_else(|| r.previous_fingerprint.to_string(), short),
-                    short(&r.current)
+                    // A pending review's model is the approved package, not serving yet.
+                    match (&r.package, r.is_approval()) {
+                        (Some(p), true) => format!("package {} (approved)", p.label()),
+                        _ => short(&r.current),
+                    }
                 ),
                 r.policies.len().to_string(),
                 warmup,

@@ -138,12 +138,13 @@ fn routes(fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<(String, &'static st
 }
 
 /// Every EventBridge detail-type headroom parses (each needs a fixture in events/).
-const DETAIL_TYPES: [&str; 5] = [
+const DETAIL_TYPES: [&str; 6] = [
     headroom_events::schedule::SCHEDULED_DETAIL_TYPE,
     headroom_events::alarm::DETAIL_TYPE,
     headroom_events::sagemaker::ENDPOINT_STATE,
     headroom_events::sagemaker::DEPLOYMENT_STATE,
     headroom_events::sagemaker::CONFIG_STATE,
+    headroom_events::model_package::MODEL_PACKAGE_STATE,
 ];
 
 /// This package's directory as cargo gives it when the test runs. The compile-time value would

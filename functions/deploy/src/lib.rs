@@ -1,5 +1,5 @@
-//! The deployment watcher: SageMaker endpoint, deployment and endpoint-config state changes and
-//! deployment pipelines' own calls (`headroom.pipeline/v1`). The use cases are
+//! The deployment watcher: SageMaker endpoint, deployment, endpoint-config and model package
+//! state changes and deployment pipelines' own calls (`headroom.pipeline/v1`). The use cases are
 //! `headroom_core::usecase::deploy`; this crate parses the event and wires the ports.
 
 pub mod operations;
@@ -9,7 +9,7 @@ use headroom_core::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use headroom_core::metrics_port::DemandHistory;
 use headroom_core::ports::{ScalingTargets, StateStore};
 use headroom_core::trigger::{Function, Trigger};
-use headroom_core::usecase::deploy::{on_pipeline, on_sagemaker};
+use headroom_core::usecase::deploy::{on_model_package, on_pipeline, on_sagemaker};
 use headroom_core::usecase::Ports;
 use headroom_lambda::{misrouted, parse, EdgeError};
 
@@ -33,6 +33,7 @@ where
 {
     let result = match parse(event)? {
         Trigger::SageMaker(ev) => on_sagemaker(ports, &ev, now).await,
+        Trigger::ModelPackage(ev) => on_model_package(ports, &ev, now).await,
         Trigger::Pipeline(hook) => on_pipeline(ports, &hook, now).await,
         other => return Err(misrouted(&other, Function::Deploy)),
     };

@@ -409,3 +409,54 @@ fn a_state_stored_before_the_insufficient_data_fallback_loads_and_keeps_its_own_
         Some(9)
     );
 }
+
+/// A policy review as stored before pending reviews existed (no `package`, `pending_review` nor
+/// `superseded_by`), acknowledged: it loads as it was, is no approval review, and a rollout
+/// supersedes nothing of it.
+#[test]
+fn a_review_stored_before_pending_reviews_loads_and_is_left_alone_by_a_rollout() {
+    use headroom_core::review::package::supersede;
+    use headroom_core::review::{Review, ReviewStatus};
+    let stored = json!({
+        "id": "rv-0a1b2c3d4e5f",
+        "revision": 2,
+        "target": "endpoint/chat/variant/AllTraffic",
+        "status": "acked",
+        "opened_at": "2026-03-14T09:12:00Z",
+        "trigger": "sagemaker:SageMaker Endpoint State Change:IN_SERVICE",
+        "endpoint": "chat",
+        "tagged": true,
+        "previous_fingerprint": "m1-00000000000000a7",
+        "fingerprint": "m1-00000000000000a8",
+        "current": {
+            "endpoint": "chat",
+            "model_name": "chat-v8",
+            "containers": [{"image": "img", "model_package": "arn:aws:sagemaker:us-east-1:123456789012:model-package/chat/8"}],
+            "observed_at": "2026-03-14T09:12:00Z"
+        },
+        "policies": [],
+        "bounds": {"plan_min": 1, "plan_max": 12, "observed": null},
+        "recent_decisions": [],
+        "warmup": {"samples": 0, "p50_s": null, "p90_s": null, "max_s": null, "lead_time_s": 900,
+                   "lead_time_source": "configured", "lead_time_detail": "plan lead_time 15m"},
+        "ack": {"at": "2026-03-14T10:00:00Z", "by": "ana", "note": "fits"},
+        "occurrences": 1
+    });
+    let review: Review = serde_json::from_value(stored.clone()).expect("an old review loads");
+    assert_eq!(review.status, ReviewStatus::Acked);
+    assert_eq!(
+        (
+            &review.package,
+            &review.pending_review,
+            &review.superseded_by
+        ),
+        (&None, &None, &None)
+    );
+    assert!(!review.is_approval());
+    assert!(supersede(std::slice::from_ref(&review), &"rv-ffffffffffff".into()).is_empty());
+    // Written again, it gains no field it did not have.
+    let back = serde_json::to_value(&review).expect("serializes");
+    for field in ["package", "pending_review", "superseded_by"] {
+        assert!(back.get(field).is_none(), "{field}");
+    }
+}

@@ -6,6 +6,7 @@ pub mod alarm;
 mod envelope;
 pub mod error;
 mod lenient;
+pub mod model_package;
 pub mod pipeline;
 pub mod sagemaker;
 pub mod schedule;
@@ -43,6 +44,9 @@ pub fn parse_trigger(event: &serde_json::Value) -> Result<Trigger, EventError> {
     match obj.get("detail-type").and_then(|d| d.as_str()) {
         Some(schedule::SCHEDULED_DETAIL_TYPE) => schedule::parse_tick(event).map(Trigger::Tick),
         Some(alarm::DETAIL_TYPE) => alarm::parse_eventbridge(event).map(Trigger::Alarm),
+        Some(model_package::MODEL_PACKAGE_STATE) => {
+            model_package::parse(event).map(Trigger::ModelPackage)
+        }
         Some(dt) if dt.starts_with("SageMaker ") => sagemaker::parse(event).map(Trigger::SageMaker),
         Some(dt) => Err(EventError::Unrecognized {
             hint: format!("EventBridge detail-type {dt:?} is not one headroom handles"),
@@ -67,7 +71,10 @@ mod tests {
         let mut seen = 0;
         for (folder, kinds) in [
             ("alarms", &["alarm transition"][..]),
-            ("sagemaker", &["SageMaker state change"]),
+            (
+                "sagemaker",
+                &["SageMaker state change", "model package state change"],
+            ),
             ("schedule", &["tick", "peak event"]),
             ("pipeline", &["pipeline hook"]),
             ("invalid", &[]),

@@ -253,7 +253,8 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             return Err(EventError::Unrecognized {
                 hint: format!(
                     "SageMaker detail-type {other:?} is not one headroom handles: it handles {ENDPOINT_STATE:?}, \
-                     {DEPLOYMENT_STATE:?} and {CONFIG_STATE:?}"
+                     {DEPLOYMENT_STATE:?}, {CONFIG_STATE:?} and {:?}",
+                    crate::model_package::MODEL_PACKAGE_STATE
                 ),
             })
         }
@@ -391,7 +392,10 @@ mod tests {
             let event = fixture(&name);
             let parsed = crate::parse_trigger(&event).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(
-                matches!(parsed, crate::Trigger::SageMaker(_)),
+                matches!(
+                    parsed,
+                    crate::Trigger::SageMaker(_) | crate::Trigger::ModelPackage(_)
+                ),
                 "{name} parsed as {parsed:?}"
             );
             seen += 1;

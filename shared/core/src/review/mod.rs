@@ -7,10 +7,15 @@
 //! all compute the same review id, and an open review is never opened twice. A model that comes
 //! back after its review was acknowledged (a rollback, then the same rollout again) reopens it,
 //! keeping the earlier acknowledgement.
+//!
+//! A review can also open before the change: when a model package version is approved in a
+//! group a target serves, a *pending* review (`package.rs`) says what is coming; the rollout's
+//! own review supersedes it.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub mod package;
 pub mod schedule;
 
 use crate::identity::{fnv1a, ModelIdentity};
@@ -32,6 +37,12 @@ pub const REVIEW_DECISIONS: usize = 20;
 pub enum ReviewStatus {
     Open,
     Acked,
+    /// A model package version was approved in a group the target serves, and does not serve
+    /// yet (policy reviews only: `package.rs`).
+    Pending,
+    /// Closed by a rollout: the pending review's package (or another model) serves now, and the
+    /// review in `superseded_by` is the one to judge (policy reviews only).
+    Superseded,
 }
 
 impl ReviewStatus {
@@ -39,6 +50,8 @@ impl ReviewStatus {
         match self {
             Self::Open => "open",
             Self::Acked => "acked",
+            Self::Pending => "pending",
+            Self::Superseded => "superseded",
         }
     }
 }
@@ -172,6 +185,16 @@ pub struct Review {
     /// The lint's findings at open time (absent in reviews stored before the lint existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lint: Option<ReviewLint>,
+    /// The approved model package: what a pending review is about, or, in a rollout's review,
+    /// the package whose pending review it superseded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<package::PackageApproval>,
+    /// A rollout's review: the pending review of the same package it superseded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_review: Option<ReviewId>,
+    /// A superseded pending review: the rollout's review that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<ReviewId>,
 }
 
 fn one() -> u32 {
@@ -237,6 +260,9 @@ pub fn build_review(input: ReviewInput<'_>) -> Review {
         occurrences: 1,
         gaps: input.gaps,
         lint: input.lint,
+        package: None,
+        pending_review: None,
+        superseded_by: None,
     }
 }
 
@@ -325,6 +351,8 @@ pub enum AckError {
     EmptyNote,
     #[error("an acknowledgement needs the name of who acknowledges (--by or $USER)")]
     NoActor,
+    #[error("review {id} was superseded by a rollout: acknowledge the review `headroom reviews show {id}` names in superseded_by")]
+    Superseded { id: ReviewId },
 }
 
 /// Acknowledges an open review.
@@ -353,6 +381,9 @@ pub(crate) fn new_ack(
     note: &str,
     now: DateTime<Utc>,
 ) -> Result<Ack, AckError> {
+    if status == ReviewStatus::Superseded {
+        return Err(AckError::Superseded { id: id.clone() });
+    }
     if let (ReviewStatus::Acked, Some(a)) = (status, existing) {
         return Err(AckError::AlreadyAcked {
             id: id.clone(),

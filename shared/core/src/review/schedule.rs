@@ -169,8 +169,9 @@ pub fn decide_schedule_review(
     next.occurrences = review.occurrences;
     next.verdict_since = now;
     match stored.status {
-        ReviewStatus::Open => ScheduleReviewAction::Update(next),
-        ReviewStatus::Acked => {
+        // Schedule reviews are never pending nor superseded (those are policy reviews').
+        ReviewStatus::Open | ReviewStatus::Pending => ScheduleReviewAction::Update(next),
+        ReviewStatus::Acked | ReviewStatus::Superseded => {
             next.status = ReviewStatus::Open;
             next.earlier_acks.extend(next.ack.take());
             ScheduleReviewAction::Reopen(next)

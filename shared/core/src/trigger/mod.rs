@@ -3,6 +3,7 @@
 //! by the Lambdas to refuse what is not theirs, by `headroom explain`, and by the template
 //! consistency test.
 
+pub mod model_package;
 pub mod pipeline;
 pub mod sagemaker;
 pub mod tick;
@@ -12,6 +13,7 @@ use std::fmt;
 use crate::alarms::AlarmTransition;
 use crate::peaks::PeakRequest;
 
+pub use model_package::{ApprovalStatus, ModelPackageEvent};
 pub use pipeline::{PipelineAction, PipelineHook};
 pub use sagemaker::{SageMakerEvent, SageMakerEventKind};
 pub use tick::Tick;
@@ -27,6 +29,8 @@ pub enum Trigger {
     Alarm(AlarmTransition),
     /// A SageMaker endpoint, deployment or endpoint-config state change.
     SageMaker(SageMakerEvent),
+    /// A model package's approval status changed in the SageMaker model registry.
+    ModelPackage(ModelPackageEvent),
     /// A deployment pipeline's own call.
     Pipeline(PipelineHook),
 }
@@ -39,6 +43,7 @@ impl Trigger {
             Trigger::Peak(_) => "peak event",
             Trigger::Alarm(_) => "alarm transition",
             Trigger::SageMaker(_) => "SageMaker state change",
+            Trigger::ModelPackage(_) => "model package state change",
             Trigger::Pipeline(_) => "pipeline hook",
         }
     }
@@ -48,7 +53,9 @@ impl Trigger {
         match self {
             Trigger::Tick(_) | Trigger::Peak(_) => Function::Tick,
             Trigger::Alarm(_) => Function::Alarm,
-            Trigger::SageMaker(_) | Trigger::Pipeline(_) => Function::Deploy,
+            Trigger::SageMaker(_) | Trigger::ModelPackage(_) | Trigger::Pipeline(_) => {
+                Function::Deploy
+            }
         }
     }
 }
@@ -61,7 +68,8 @@ pub enum Function {
     Tick,
     /// CloudWatch alarm transitions: `functions/alarm`.
     Alarm,
-    /// SageMaker state changes and pipeline hooks: `functions/deploy`.
+    /// SageMaker state changes (endpoints and model packages) and pipeline hooks:
+    /// `functions/deploy`.
     Deploy,
 }
 
@@ -83,7 +91,7 @@ impl Function {
             Function::Tick => "ticks and explicit peak events",
             Function::Alarm => "CloudWatch alarm transitions",
             Function::Deploy => {
-                "SageMaker endpoint, deployment and endpoint-config state changes and headroom.pipeline/v1 hooks"
+                "SageMaker endpoint, deployment, endpoint-config and model package state changes and headroom.pipeline/v1 hooks"
             }
         }
     }

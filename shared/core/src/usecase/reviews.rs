@@ -12,8 +12,9 @@ use chrono::{DateTime, Utc};
 
 use super::deploy::{port, DeployError};
 
-/// Every review of the plan's targets, newest first (acknowledged ones only with `all`).
-/// Reviews of targets the plan no longer manages are not listed.
+/// Every review of the plan's targets, newest first: open and pending ones, or with `all` also
+/// acknowledged and superseded ones. Reviews of targets the plan no longer manages are not
+/// listed.
 pub async fn list_reviews<R: ReviewStore>(
     reviews: &R,
     plan: &Plan,
@@ -27,7 +28,7 @@ pub async fn list_reviews<R: ReviewStore>(
             .map_err(port(&t.id, "list the reviews"))?;
         out.extend(
             list.into_iter()
-                .filter(|r| all || r.status == ReviewStatus::Open),
+                .filter(|r| all || matches!(r.status, ReviewStatus::Open | ReviewStatus::Pending)),
         );
     }
     out.sort_by(|a, b| b.opened_at.cmp(&a.opened_at).then_with(|| a.id.cmp(&b.id)));

@@ -1,7 +1,9 @@
 //! The deployment watcher's use cases: SageMaker endpoint, deployment and endpoint-config state
-//! changes, and deployment pipelines' own calls (`headroom.pipeline/v1`). It keeps the model
-//! identity behind each managed target, opens a scaling-policy review when it changes, and
-//! measures how long new capacity really takes so that pre-scaling uses a measured lead time.
+//! changes, model package approvals, and deployment pipelines' own calls
+//! (`headroom.pipeline/v1`). It keeps the model identity behind each managed target, opens a
+//! scaling-policy review when it changes (a pending one as soon as a new version of the package
+//! it serves is approved: `model_package.rs`), and measures how long new capacity really takes
+//! so that pre-scaling uses a measured lead time.
 //!
 //! For each managed target an event concerns: read the identity serving now (`observe.rs`),
 //! compare it with the fingerprint in force (the target state's `model`), open a review when it
@@ -11,6 +13,7 @@
 //! changes. The pure rules are in `crate::identity`, `crate::review` and `crate::lead_samples`.
 
 mod error;
+mod model_package;
 mod observe;
 mod pipeline;
 mod review_lint;
@@ -26,7 +29,7 @@ use crate::deploy_ports::{Endpoints, ReviewStore, ScalingHistory};
 use crate::metrics_port::DemandHistory;
 use crate::model::{ModelFingerprint, ReviewId};
 use crate::ports::{ScalingTargets, StateStore};
-use crate::trigger::{PipelineHook, SageMakerEvent};
+use crate::trigger::{ModelPackageEvent, PipelineHook, SageMakerEvent};
 
 use super::Ports;
 
@@ -82,6 +85,24 @@ where
     Watcher::of(ports).on_sagemaker(event, now).await
 }
 
+/// A model package's state change: an approval of another version of a package a managed
+/// target serves opens a pending review; anything else is ignored, with the reason.
+pub async fn on_model_package<T, H, C, E, S, R, D>(
+    ports: Ports<'_, T, H, C, E, S, R, D>,
+    event: &ModelPackageEvent,
+    now: DateTime<Utc>,
+) -> Result<Response, DeployError>
+where
+    T: ScalingTargets,
+    H: ScalingHistory,
+    E: Endpoints,
+    S: StateStore,
+    R: ReviewStore,
+    D: DemandHistory,
+{
+    Watcher::of(ports).on_model_package(event, now).await
+}
+
 /// A deployment pipeline's call: `deployed` (check the identities now) or `check` (is a review
 /// open?).
 pub async fn on_pipeline<T, H, C, E, S, R, D>(
@@ -126,12 +147,16 @@ pub struct Response {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetReport>,
-    /// For `check`: `open` (a review is open: hold the promotion), `clear`, or `unmanaged` (no
-    /// managed target matches: check the endpoint name).
+    /// For `check`: `open` (a review is open: hold the promotion), `pending` (none is open, but
+    /// a package approved for a target awaits review before it rolls out), `clear`, or
+    /// `unmanaged` (no managed target matches: check the endpoint name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<CheckAnswer>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub open_reviews: Vec<ReviewBrief>,
+    /// For `check`: the pending reviews (approved packages not serving yet).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_reviews: Vec<ReviewBrief>,
 }
 
 impl Response {
@@ -145,6 +170,7 @@ impl Response {
             targets: Vec::new(),
             review: None,
             open_reviews: Vec::new(),
+            pending_reviews: Vec::new(),
         }
     }
 }
@@ -186,6 +212,27 @@ pub struct ReviewBrief {
     /// windows); empty for reviews stored before the lint.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<crate::lint::Finding>,
+    /// A pending review's approved package (its versioned ARN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+impl ReviewBrief {
+    pub(super) fn of(r: crate::review::Review) -> Self {
+        Self {
+            id: r.id.clone(),
+            target: r.target.to_string(),
+            opened_at: r.opened_at,
+            model: r.current.summary(),
+            fingerprint: r.fingerprint.clone(),
+            previous_fingerprint: r.previous_fingerprint.clone(),
+            package: r
+                .package
+                .filter(|_| r.status == crate::review::ReviewStatus::Pending)
+                .map(|p| p.arn),
+            findings: r.lint.map(|l| l.findings).unwrap_or_default(),
+        }
+    }
 }
 
 /// What the watch found behind one target.
@@ -199,6 +246,9 @@ pub enum ModelChange {
     Changed,
     /// Nothing serves behind the target now (deleted, or not created yet).
     Absent,
+    /// Another version of the model package the target serves was approved: it does not serve
+    /// yet (a pending review is opened unless the plan turns reviews off).
+    Approved,
 }
 
 /// What a model change did to its review.
@@ -211,6 +261,11 @@ pub enum ReviewAction {
     AlreadyOpen,
     /// The plan turns reviews off for this target.
     Disabled,
+    /// An approved package opened a pending review.
+    Pending,
+    /// Another event of the same approval already opened it (it may be acknowledged or
+    /// superseded since).
+    AlreadyPending,
 }
 
 impl ReviewAction {
@@ -220,6 +275,8 @@ impl ReviewAction {
             Self::Reopened => "reopened",
             Self::AlreadyOpen => "already_open",
             Self::Disabled => "disabled",
+            Self::Pending => "pending",
+            Self::AlreadyPending => "already_pending",
         }
     }
 }
@@ -236,6 +293,8 @@ impl std::fmt::Display for ReviewAction {
 pub enum CheckAnswer {
     /// A review is open: hold the promotion.
     Open,
+    /// No review is open, but an approved package awaits review before it rolls out.
+    Pending,
     Clear,
     /// No managed target matches: check the endpoint name.
     Unmanaged,
@@ -245,6 +304,7 @@ impl CheckAnswer {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Open => "open",
+            Self::Pending => "pending",
             Self::Clear => "clear",
             Self::Unmanaged => "unmanaged",
         }

@@ -1,6 +1,7 @@
 //! A deployment pipeline's call (`headroom.pipeline/v1`): `deployed` watches the named targets
 //! as a SageMaker event would, with the pipeline's label; `check` answers whether a review is
-//! open, so the pipeline can hold a promotion.
+//! open (or pending, for an approved package not rolled out yet), so the pipeline can hold a
+//! promotion.
 
 use chrono::{DateTime, Utc};
 
@@ -76,24 +77,22 @@ where
                         .reviews(id)
                         .await
                         .map_err(port(id, "list the reviews"))?;
-                    response.open_reviews.extend(
-                        reviews
-                            .into_iter()
-                            .filter(|r| r.status == ReviewStatus::Open)
-                            .map(|r| ReviewBrief {
-                                id: r.id.clone(),
-                                target: r.target.to_string(),
-                                opened_at: r.opened_at,
-                                model: r.current.summary(),
-                                fingerprint: r.fingerprint.clone(),
-                                previous_fingerprint: r.previous_fingerprint.clone(),
-                                findings: r.lint.map(|l| l.findings).unwrap_or_default(),
-                            }),
-                    );
+                    for r in reviews {
+                        match r.status {
+                            ReviewStatus::Open => response.open_reviews.push(ReviewBrief::of(r)),
+                            ReviewStatus::Pending => {
+                                response.pending_reviews.push(ReviewBrief::of(r))
+                            }
+                            ReviewStatus::Acked | ReviewStatus::Superseded => {}
+                        }
+                    }
                 }
-                let open = !response.open_reviews.is_empty();
-                response.review = Some(if open {
+                // An open review holds the promotion; a pending one says a package approved
+                // for a target was not judged yet (the pipeline decides whether that holds).
+                response.review = Some(if !response.open_reviews.is_empty() {
                     CheckAnswer::Open
+                } else if !response.pending_reviews.is_empty() {
+                    CheckAnswer::Pending
                 } else {
                     CheckAnswer::Clear
                 });
@@ -101,6 +100,7 @@ where
                     trigger,
                     endpoint = %hook.endpoint,
                     open_reviews = response.open_reviews.len(),
+                    pending_reviews = response.pending_reviews.len(),
                     answer = response.review.map_or("", CheckAnswer::as_str),
                     "pipeline check answered"
                 );

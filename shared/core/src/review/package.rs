@@ -1,0 +1,433 @@
+//! Pending reviews: a model package version approved in a group a managed target serves, before
+//! it rolls out. The approval (`SageMaker Model Package State Change` to `Approved`) is the
+//! earliest sign that the model behind the target will change, and so that the policies tuned
+//! for the serving model may not fit the next one.
+//!
+//! The rules:
+//! - **Serving.** A target serves group G when its stored model identity (the `MODEL` item the
+//!   watcher keeps) has a container whose model package is a versioned ARN of G: the same
+//!   partition, region, account and group name as the approved package's ARN (a same-named
+//!   group of another account does not match). A target whose model was not deployed from a
+//!   package, or that no deployment event has shown headroom yet, serves no group.
+//! - **Pending.** An approval of another version than the one serving opens one pending review
+//!   per (target, package version): its id is a hash of both, so a duplicate event finds it.
+//!   A stored one is never rewritten by an approval, whatever its status.
+//! - **Superseded.** When the model-change path opens a rollout's review, every pending review
+//!   of that target (acknowledged or not) is closed as superseded by it: the one of the package
+//!   now serving hands its package over (the rollout's review names it in `pending_review`),
+//!   the others were overtaken by the rollout (if their package rolls out later, that rollout
+//!   opens its own review).
+//!
+//! A pending review does not tag the endpoint (the tag says a review is open) and is not
+//! `open`: a pipeline's `check` answers `pending` for it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::identity::{fnv1a, ModelIdentity};
+use crate::ids::ScalableTargetId;
+use crate::model::ReviewId;
+use crate::trigger::model_package::PackageArn;
+
+use super::{Review, ReviewStatus};
+
+/// The approved package a pending review is about.
+///
+/// A pending review's `current` identity is what the package declares (its containers, each
+/// naming the package), and its `fingerprint` that identity's: the rollout's own fingerprint may
+/// differ (DescribeModel may name only the package), so a rollout is matched to its pending
+/// review by the package ARN, never by the fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageApproval {
+    /// The versioned ARN approved.
+    pub arn: String,
+    pub group: String,
+    pub version: u32,
+    /// The event's time (else when it was handled).
+    pub approved_at: DateTime<Utc>,
+    /// The package of the same group serving when the approval was seen.
+    pub serving: String,
+}
+
+impl PackageApproval {
+    /// `chat-models/9`, for tables.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+}
+
+/// The pending review id of `package` (a versioned ARN) for `target`: `rv-` and 12 hex digits,
+/// like a rollout's, and never equal to one (another text is hashed).
+pub fn pending_review_id(target: &ScalableTargetId, package: &str) -> ReviewId {
+    let h = fnv1a(format!("{target}\npackage\n{package}").as_bytes());
+    ReviewId::from(format!("rv-{:012x}", h >> 16))
+}
+
+/// What an approved package is to a target, judged from its stored identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackageFit {
+    /// Another version of the approved package's group serves: a pending review is due.
+    OtherVersion { serving: String },
+    /// The approved version serves already (the approval came after the rollout).
+    AlreadyServing,
+    /// No container names a package of that group, or nothing is stored yet.
+    NotServed,
+}
+
+pub fn package_fit(stored: Option<&ModelIdentity>, approved: &PackageArn<'_>) -> PackageFit {
+    let Some(identity) = stored else {
+        return PackageFit::NotServed;
+    };
+    let of_group: Vec<(&str, u32)> = identity
+        .containers
+        .iter()
+        .filter_map(|c| c.model_package.as_deref())
+        .filter_map(|arn| {
+            let p = PackageArn::parse(arn)?;
+            (p.group_arn == approved.group_arn).then_some((arn, p.version))
+        })
+        .collect();
+    if of_group.iter().any(|(_, v)| *v == approved.version) {
+        return PackageFit::AlreadyServing;
+    }
+    match of_group.first() {
+        Some((arn, _)) => PackageFit::OtherVersion {
+            serving: (*arn).to_owned(),
+        },
+        None => PackageFit::NotServed,
+    }
+}
+
+/// Turns a review built for the approved package (`build_review` with the package's declared
+/// identity as `current`) into its pending review.
+pub fn pending_review(review: Review, approval: PackageApproval) -> Review {
+    Review {
+        id: pending_review_id(&review.target, &approval.arn),
+        status: ReviewStatus::Pending,
+        tagged: false,
+        package: Some(approval),
+        ..review
+    }
+}
+
+/// What to do with a freshly built pending review given the stored one with its id.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingDecision {
+    /// First approval event of this version for this target: store it.
+    Create(Review),
+    /// Already stored (a duplicate event, or an approval redelivered after the review was
+    /// acknowledged or superseded): nothing to do.
+    Exists(Review),
+}
+
+pub fn decide_pending(existing: Option<Review>, fresh: Review) -> PendingDecision {
+    match existing {
+        None => PendingDecision::Create(fresh),
+        Some(e) => PendingDecision::Exists(e),
+    }
+}
+
+impl Review {
+    /// A review opened by an approval (pending, or since acknowledged or superseded), not by a
+    /// rollout.
+    pub fn is_approval(&self) -> bool {
+        self.package.is_some() && self.pending_review.is_none()
+    }
+
+    /// Still waiting for its rollout: pending or acknowledged, not superseded.
+    fn awaits_rollout(&self) -> bool {
+        self.is_approval()
+            && self.superseded_by.is_none()
+            && matches!(self.status, ReviewStatus::Pending | ReviewStatus::Acked)
+    }
+}
+
+/// Links a rollout's fresh review to the pending review of the package now serving, if any of
+/// `stored` (the target's reviews) is one: the rollout's review takes over its package.
+pub fn link_rollout(fresh: &mut Review, stored: &[Review]) {
+    let serving: Vec<&str> = fresh
+        .current
+        .containers
+        .iter()
+        .filter_map(|c| c.model_package.as_deref())
+        .collect();
+    if let Some(pending) = stored.iter().find(|r| {
+        r.awaits_rollout()
+            && r.package
+                .as_ref()
+                .is_some_and(|p| serving.contains(&p.arn.as_str()))
+    }) {
+        fresh.package = pending.package.clone();
+        fresh.pending_review = Some(pending.id.clone());
+    }
+}
+
+/// The target's reviews a rollout's review `rollout` closes: every one still awaiting a
+/// rollout, as superseded by it (conditional on the revision read; acknowledgements kept).
+pub fn supersede(stored: &[Review], rollout: &ReviewId) -> Vec<Review> {
+    stored
+        .iter()
+        .filter(|r| r.awaits_rollout() && &r.id != rollout)
+        .map(|r| Review {
+            status: ReviewStatus::Superseded,
+            superseded_by: Some(rollout.clone()),
+            ..r.clone()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
+mod tests {
+    use super::*;
+    use crate::identity::ContainerIdentity;
+    use crate::review::{ack, review_id};
+
+    const GROUP: &str = "arn:aws:sagemaker:us-east-1:123456789012:model-package/chat-models";
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn serving(packages: &[&str]) -> ModelIdentity {
+        ModelIdentity {
+            endpoint: Some("chat-prod".into()),
+            endpoint_config: Some("cfg".into()),
+            inference_component: None,
+            model_name: Some("chat-v8".into()),
+            model_arn: None,
+            containers: packages
+                .iter()
+                .map(|p| ContainerIdentity {
+                    image: Some("img".into()),
+                    model_data: None,
+                    model_package: Some((*p).into()),
+                })
+                .collect(),
+            instance_type: None,
+            version_label: None,
+            observed_at: t("2026-03-14T09:00:00Z"),
+        }
+    }
+
+    fn arn(version: u32) -> String {
+        format!("{GROUP}/{version}")
+    }
+
+    #[test]
+    fn a_target_serves_a_group_by_its_full_arn_only() {
+        let v9 = arn(9);
+        let approved = PackageArn::parse(&v9).unwrap();
+        let cases: Vec<(&str, Option<ModelIdentity>, PackageFit)> = vec![
+            ("nothing stored", None, PackageFit::NotServed),
+            (
+                "another version of the group",
+                Some(serving(&[&arn(8)])),
+                PackageFit::OtherVersion { serving: arn(8) },
+            ),
+            (
+                "the approved version",
+                Some(serving(&[&arn(9)])),
+                PackageFit::AlreadyServing,
+            ),
+            (
+                "a newer version (an older one approved again)",
+                Some(serving(&[&arn(10)])),
+                PackageFit::OtherVersion { serving: arn(10) },
+            ),
+            (
+                "the same group name in another account",
+                Some(serving(&[
+                    "arn:aws:sagemaker:us-east-1:999999999999:model-package/chat-models/8",
+                ])),
+                PackageFit::NotServed,
+            ),
+            (
+                "the same group name in another region",
+                Some(serving(&[
+                    "arn:aws:sagemaker:eu-west-1:123456789012:model-package/chat-models/8",
+                ])),
+                PackageFit::NotServed,
+            ),
+            (
+                "a group whose name starts with the approved one's",
+                Some(serving(&[&format!("{GROUP}-canary/8")])),
+                PackageFit::NotServed,
+            ),
+            (
+                "an unversioned package",
+                Some(serving(&[
+                    "arn:aws:sagemaker:us-east-1:123456789012:model-package/chat-models",
+                ])),
+                PackageFit::NotServed,
+            ),
+            (
+                "a model not deployed from a package",
+                Some(serving(&[])),
+                PackageFit::NotServed,
+            ),
+            (
+                "a pipeline model with one container of the group",
+                Some(serving(&[
+                    "arn:aws:sagemaker:us-east-1:123456789012:model-package/tokenizer/2",
+                    &arn(8),
+                ])),
+                PackageFit::OtherVersion { serving: arn(8) },
+            ),
+        ];
+        for (case, stored, want) in cases {
+            assert_eq!(package_fit(stored.as_ref(), &approved), want, "{case}");
+        }
+    }
+
+    fn review(target: &ScalableTargetId, current: ModelIdentity) -> Review {
+        let plan = crate::plan::parse_plan(
+            "t",
+            &format!(
+                "version = 1\n[[target]]\nresource_id = \"{target}\"\nmin_capacity = 1\nmax_capacity = 4\n"
+            ),
+        )
+        .unwrap();
+        let old = serving(&[&arn(8)]);
+        super::super::build_review(super::super::ReviewInput {
+            target: &plan.targets[0],
+            at: t("2026-03-14T10:00:00Z"),
+            trigger: "test".into(),
+            endpoint_arn: None,
+            tagged: false,
+            previous_fingerprint: old.fingerprint(),
+            previous: Some(old),
+            current,
+            policies: vec![],
+            observed: None,
+            decisions: vec![],
+            samples: &[],
+            gaps: vec![],
+            lint: None,
+        })
+    }
+
+    fn pending(target: &ScalableTargetId, version: u32) -> Review {
+        pending_review(
+            review(target, serving(&[&arn(version)])),
+            PackageApproval {
+                arn: arn(version),
+                group: "chat-models".into(),
+                version,
+                approved_at: t("2026-03-14T10:00:00Z"),
+                serving: arn(8),
+            },
+        )
+    }
+
+    fn target() -> ScalableTargetId {
+        "endpoint/chat-prod/variant/AllTraffic".parse().unwrap()
+    }
+
+    #[test]
+    fn one_pending_review_per_target_and_version_distinct_from_rollout_ids() {
+        let (a, b) = (
+            target(),
+            "endpoint/chat-prod/variant/Canary".parse().unwrap(),
+        );
+        let id = pending_review_id(&a, &arn(9));
+        assert_eq!(id, pending_review_id(&a, &arn(9)));
+        assert_ne!(id, pending_review_id(&a, &arn(10)));
+        assert_ne!(id, pending_review_id(&b, &arn(9)));
+        assert!(id.starts_with("rv-") && id.len() == 15, "{id}");
+        let r = pending(&a, 9);
+        assert_eq!((r.id.clone(), r.status), (id, ReviewStatus::Pending));
+        assert_ne!(r.id, review_id(&a, &r.fingerprint));
+        assert!(r.is_approval() && !r.tagged);
+    }
+
+    #[test]
+    fn a_stored_pending_review_is_never_rewritten_by_an_approval() {
+        let fresh = pending(&target(), 9);
+        assert!(matches!(
+            decide_pending(None, fresh.clone()),
+            PendingDecision::Create(_)
+        ));
+        for status in [
+            ReviewStatus::Pending,
+            ReviewStatus::Acked,
+            ReviewStatus::Superseded,
+        ] {
+            let stored = Review {
+                revision: 1,
+                status,
+                ..fresh.clone()
+            };
+            assert_eq!(
+                decide_pending(Some(stored.clone()), fresh.clone()),
+                PendingDecision::Exists(stored),
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rollout_takes_over_its_package_and_supersedes_every_pending_review() {
+        let id = target();
+        let v9 = pending(&id, 9);
+        let v10 = Review {
+            revision: 2,
+            ..ack(&pending(&id, 10), "ana", "fits", t("2026-03-14T11:00:00Z")).unwrap()
+        };
+        let closed = Review {
+            status: ReviewStatus::Superseded,
+            superseded_by: Some("rv-000000000001".into()),
+            ..pending(&id, 7)
+        };
+        let stored = vec![v9.clone(), v10.clone(), closed];
+        // GIVEN v9 rolls out
+        let mut rollout = review(&id, serving(&[&arn(9)]));
+        link_rollout(&mut rollout, &stored);
+        assert_eq!(rollout.pending_review, Some(v9.id.clone()));
+        assert_eq!(rollout.package, v9.package);
+        assert_eq!(
+            rollout.status,
+            ReviewStatus::Open,
+            "the rollout's review opens"
+        );
+        assert!(!rollout.is_approval());
+        let done = supersede(&stored, &rollout.id);
+        let ids: Vec<(&ReviewId, ReviewStatus, Option<&ReviewId>)> = done
+            .iter()
+            .map(|r| (&r.id, r.status, r.superseded_by.as_ref()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                (&v9.id, ReviewStatus::Superseded, Some(&rollout.id)),
+                (&v10.id, ReviewStatus::Superseded, Some(&rollout.id)),
+            ],
+            "the already superseded one is left alone"
+        );
+        assert_eq!(done[1].revision, 2, "conditional on the revision read");
+        assert!(done[1].ack.is_some(), "the acknowledgement is kept");
+        // The rollout's own review is never superseded, nor linked again.
+        let again = supersede(&[rollout.clone()], &rollout.id);
+        assert!(again.is_empty());
+    }
+
+    #[test]
+    fn a_rollout_of_a_model_without_a_package_links_nothing() {
+        let id = target();
+        let stored = vec![pending(&id, 9)];
+        let mut rollout = review(&id, serving(&[]));
+        link_rollout(&mut rollout, &stored);
+        assert_eq!((rollout.package, rollout.pending_review), (None, None));
+        assert_eq!(supersede(&stored, &rollout.id).len(), 1);
+    }
+
+    #[test]
+    fn a_superseded_review_cannot_be_acknowledged() {
+        let r = Review {
+            status: ReviewStatus::Superseded,
+            ..pending(&target(), 9)
+        };
+        let err = ack(&r, "ana", "ok", t("2026-03-14T11:00:00Z")).unwrap_err();
+        assert!(err.to_string().contains("superseded"), "{err}");
+    }
+}
