@@ -555,7 +555,9 @@ fn check_template(code: &Code, t: &Template) -> Vec<String> {
         }
         for v in r.env.difference(&reads) {
             match LOCAL_ONLY_ENV.iter().find(|(name, _)| name == v) {
-                Some((_, why)) => problems.push(format!("{id} sets {v}, which only a local run may set: it {why}")),
+                Some((_, why)) => problems.push(format!(
+                    "{id} sets {v}, which only a local run may set: it {why}"
+                )),
                 None => problems.push(format!(
                     "{id} sets {v}, but {} never reads it",
                     f.crate_name

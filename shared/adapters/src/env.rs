@@ -47,9 +47,9 @@ impl FunctionEnv {
             .ok_or(EnvError::MissingTable)?;
         let local_home = match get(ENV_FUNCTION_ARN).filter(|a| !a.trim().is_empty()) {
             None => None,
-            Some(arn) => Some(
-                Home::from_function_arn(arn.trim()).ok_or(EnvError::BadFunctionArn(arn))?,
-            ),
+            Some(arn) => {
+                Some(Home::from_function_arn(arn.trim()).ok_or(EnvError::BadFunctionArn(arn))?)
+            }
         };
         Ok(Self {
             table,
@@ -87,7 +87,10 @@ mod tests {
         ))
         .unwrap();
         let home = env.local_home.expect("a home");
-        assert_eq!((home.account.as_str(), home.region.as_str()), ("123456789012", "eu-west-1"));
+        assert_eq!(
+            (home.account.as_str(), home.region.as_str()),
+            ("123456789012", "eu-west-1")
+        );
         let err = FunctionEnv::from_lookup(lookup("function-arn")).unwrap_err();
         assert!(err.to_string().contains("HEADROOM_FUNCTION_ARN"), "{err}");
     }
