@@ -387,6 +387,7 @@ impl Validator {
                 at,
                 f,
                 t.max_capacity,
+                id.as_ref().map(ScalableTargetId::dimension),
                 default_tz,
                 &mut |field, problem| self.fail(field, problem),
             )
@@ -958,6 +959,22 @@ max_capacity = 2
                 (want, got) => panic!("{text}: wanted {want:?}, got {got:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_provisioned_concurrency_forecast_says_what_its_unit_serves() {
+        let err = parse_plan(
+            "pc.toml",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\n\
+             dimension = \"provisioned_concurrency\"\nmin_capacity = 1\nmax_capacity = 20\n\
+             [target.forecast]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("one concurrent invocation of provisioned concurrency"),
+            "{err}"
+        );
     }
 
     #[test]
