@@ -319,7 +319,10 @@ impl World {
             aas = aas.with_target(t.id.clone(), t.min_capacity, t.max_capacity);
             let d = desired.unwrap_or(t.min_capacity);
             capacity.set(t.id.clone(), d, d);
-            if let ScalableTargetId::Variant { endpoint, variant } = &t.id {
+            if let ScalableTargetId::Variant {
+                endpoint, variant, ..
+            } = &t.id
+            {
                 variants.entry(endpoint).or_default().push(variant);
                 store.put_state(
                     &t.id,

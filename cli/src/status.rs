@@ -5,6 +5,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::decide::decide;
 use headroom_core::forecast::window_score::WindowScore;
+use headroom_core::ids::Dimension;
 use headroom_core::lead_time::lead_time;
 use headroom_core::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use headroom_core::reconcile::load_plan;
@@ -54,6 +55,8 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
             latencies.sort_unstable();
             let mut row = json!({
                 "target": target.id.to_string(),
+                "dimension": target.id.dimension().as_str(),
+                "unit": target.id.dimension().unit(2),
                 "observed": d.observed,
                 "desired": d.desired,
                 "in_step": seen.is_some_and(|o| o.bounds() == d.desired),
@@ -133,6 +136,15 @@ fn row_text(row: &Value) -> String {
         ),
     };
     let _ = writeln!(out, "\n{}", row["target"].as_str().unwrap_or("?"));
+    // A variant's resource id reads like an instance count: say when it is not one.
+    if row["dimension"] == Dimension::VariantProvisionedConcurrency.as_str() {
+        let _ = writeln!(
+            out,
+            "  counts:    {} ({})",
+            row["unit"].as_str().unwrap_or(""),
+            row["dimension"].as_str().unwrap_or("")
+        );
+    }
     let _ = writeln!(out, "  AAS now:   {}", bounds(&row["observed"]));
     // Why AAS differs from what headroom wants: paused, failing, or simply not yet reconciled.
     let state_note = if !row["paused"].is_null() {
@@ -367,6 +379,23 @@ mod tests {
             none.contains("forecast:  none (forecast only: changes nothing): only 2 day(s)"),
             "{none}"
         );
+    }
+
+    #[test]
+    fn a_provisioned_concurrency_target_says_what_it_counts() {
+        let text = row_text(&row(json!({
+            "target": "endpoint/faq-bot/variant/AllTraffic",
+            "dimension": "sagemaker:variant:DesiredProvisionedConcurrency",
+            "unit": "provisioned concurrent invocations",
+        })));
+        assert!(
+            text.contains("  counts:    provisioned concurrent invocations (sagemaker:variant:DesiredProvisionedConcurrency)"),
+            "{text}"
+        );
+        let instances = row_text(&row(json!({
+            "dimension": "sagemaker:variant:DesiredInstanceCount", "unit": "instances",
+        })));
+        assert!(!instances.contains("counts:"), "{instances}");
     }
 
     #[test]

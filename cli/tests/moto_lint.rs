@@ -41,7 +41,10 @@ async fn put_minutely(
     value: f64,
     minutes: i64,
 ) {
-    let ScalableTargetId::Variant { endpoint, variant } = id else {
+    let ScalableTargetId::Variant {
+        endpoint, variant, ..
+    } = id
+    else {
         panic!("a variant")
     };
     let now = Utc::now()

@@ -266,6 +266,60 @@ pub async fn create_endpoint(
     Ok(())
 }
 
+/// Creates a SageMaker model, endpoint config (one serverless `AllTraffic` variant: 2 GB,
+/// MaxConcurrency 20, `provisioned` concurrency) and endpoint named `endpoint` in moto. moto keeps
+/// the serverless config and answers DescribeEndpoint with `CurrentServerlessConfig` and
+/// `DesiredServerlessConfig`; its Application Auto Scaling refuses the
+/// `sagemaker:variant:DesiredProvisionedConcurrency` dimension (moto 5.2.1), so AAS calls on such
+/// a target are tested with aws-smithy-mocks (shared/adapters/src/aas.rs).
+pub async fn create_serverless_endpoint(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    endpoint: &str,
+    provisioned: i32,
+) -> Result<(), BoxError> {
+    use aws_sdk_sagemaker::types::{
+        ContainerDefinition, ProductionVariant, ProductionVariantServerlessConfig,
+    };
+    let model = format!("{endpoint}-model");
+    let config = format!("{endpoint}-config");
+    sagemaker
+        .create_model()
+        .model_name(&model)
+        .execution_role_arn("arn:aws:iam::123456789012:role/sagemaker")
+        .primary_container(
+            ContainerDefinition::builder()
+                .image("123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest")
+                .build(),
+        )
+        .send()
+        .await?;
+    sagemaker
+        .create_endpoint_config()
+        .endpoint_config_name(&config)
+        .production_variants(
+            ProductionVariant::builder()
+                .variant_name("AllTraffic")
+                .model_name(&model)
+                .serverless_config(
+                    ProductionVariantServerlessConfig::builder()
+                        .memory_size_in_mb(2048)
+                        .max_concurrency(20)
+                        .provisioned_concurrency(provisioned)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await?;
+    sagemaker
+        .create_endpoint()
+        .endpoint_name(endpoint)
+        .endpoint_config_name(&config)
+        .send()
+        .await?;
+    Ok(())
+}
+
 /// Counts SDK calls per operation name ("DescribeScalableTargets", "PutItem", ...). Build a
 /// counted client with [`CallCounter::aas_client`] (and the DynamoDB and SageMaker ones), or add
 /// it with `aws_sdk_x::config::Builder::from(&sdk_config).interceptor(counter.clone())`.

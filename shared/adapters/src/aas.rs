@@ -1,9 +1,11 @@
 //! Application Auto Scaling: the [`ScalingTargets`] port over the SDK.
 //!
 //! `describe` makes ONE DescribeScalableTargets call per page of up to 50 resource ids, without a
-//! ScalableDimension filter: the filter is optional, and each SageMaker resource-id form has only
-//! one dimension, so a page may mix variants and inference components and still cost one call.
-//! Results are matched back on (resource id, dimension), so an unexpected dimension is ignored.
+//! ScalableDimension filter: the filter is optional and takes one dimension, so a page may mix
+//! variant instance counts, serverless variants' provisioned concurrency and inference
+//! components and still cost one call. Results are matched back on (resource id, dimension): a
+//! variant's resource id is the same on both of its dimensions, so a target registered on the
+//! other one is ignored. Every call names the target's own dimension (`ScalableTargetId::dimension`).
 
 use std::collections::HashMap;
 
@@ -306,6 +308,53 @@ mod tests {
         };
         aas.register(&id, 3, 9, suspended).await.unwrap();
         assert_eq!(rule.num_calls(), 1);
+    }
+
+    #[tokio::test]
+    async fn provisioned_concurrency_is_registered_and_read_on_its_own_dimension() {
+        // GIVEN a serverless variant's provisioned-concurrency target
+        let pc = ScalableTargetId::provisioned_concurrency("faq-bot", "AllTraffic").unwrap();
+        let register = mock!(aws_sdk_applicationautoscaling::Client::register_scalable_target)
+            .match_requests(|r| {
+                r.resource_id() == Some("endpoint/faq-bot/variant/AllTraffic")
+                    && r.scalable_dimension().map(|d| d.as_str())
+                        == Some("sagemaker:variant:DesiredProvisionedConcurrency")
+                    && r.min_capacity() == Some(4)
+                    && r.max_capacity() == Some(20)
+            })
+            .then_output(|| RegisterScalableTargetOutput::builder().build());
+        // AAS answers with the same resource id on both dimensions (as if someone registered
+        // the instance count too): only the provisioned concurrency is this target
+        let describe = mock!(aws_sdk_applicationautoscaling::Client::describe_scalable_targets)
+            .then_output(|| {
+                DescribeScalableTargetsOutput::builder()
+                    .scalable_targets(target(
+                        "endpoint/faq-bot/variant/AllTraffic",
+                        "sagemaker:variant:DesiredInstanceCount",
+                        1,
+                        1,
+                        None,
+                    ))
+                    .scalable_targets(target(
+                        "endpoint/faq-bot/variant/AllTraffic",
+                        "sagemaker:variant:DesiredProvisionedConcurrency",
+                        4,
+                        20,
+                        None,
+                    ))
+                    .build()
+            });
+        let aas = AasScalingTargets::new(aas_client(&[&register, &describe]));
+        // WHEN headroom raises its floor and reads it back
+        aas.register(&pc, 4, 20, Suspended::default())
+            .await
+            .unwrap();
+        let seen = aas.describe(std::slice::from_ref(&pc)).await.unwrap();
+        // THEN RegisterScalableTarget named sagemaker:variant:DesiredProvisionedConcurrency
+        assert_eq!(register.num_calls(), 1, "the dimension was not the PC one");
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert_eq!(seen[0].id, pc);
+        assert_eq!((seen[0].min, seen[0].max), (4, 20));
     }
 
     #[tokio::test]

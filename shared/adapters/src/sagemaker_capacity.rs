@@ -1,15 +1,20 @@
 //! SageMaker: the [`CurrentCapacity`] port over the SDK. A variant's counts come from
 //! DescribeEndpoint (`ProductionVariants[].DesiredInstanceCount/CurrentInstanceCount`), an
 //! inference component's from DescribeInferenceComponent (`RuntimeConfig.DesiredCopyCount/
-//! CurrentCopyCount`). One call per target; the tick asks only for targets with a pending wake or
-//! a firing burst guard.
+//! CurrentCopyCount`). A serverless variant's provisioned concurrency comes from DescribeEndpoint
+//! too: `ProductionVariants[].DesiredServerlessConfig.ProvisionedConcurrency` and
+//! `CurrentServerlessConfig.ProvisionedConcurrency` (SageMaker API reference,
+//! ProductionVariantSummary and ProductionVariantServerlessConfig). One call per target; the tick
+//! asks only for targets with a pending wake or a firing burst guard.
 //!
 //! A target SageMaker does not know (SageMaker answers `ValidationException: Could not find ...`)
 //! is `None`, not an error: the plan may name an endpoint that is being recreated.
 
 use aws_sdk_sagemaker::Client;
 use headroom_core::capacity_port::{Counts, CurrentCapacity};
-use headroom_core::ids::{ComponentName, EndpointName, ScalableTargetId, VariantName};
+use headroom_core::ids::{
+    ComponentName, EndpointName, ScalableTargetId, VariantCapacity, VariantName,
+};
 use headroom_core::ports::PortError;
 
 use crate::error::{permanent, sagemaker_found};
@@ -36,8 +41,16 @@ impl SageMakerCapacity {
         &self,
         endpoint: &EndpointName,
         variant: &VariantName,
+        capacity: VariantCapacity,
     ) -> Result<Option<Counts>, PortError> {
-        let operation = || format!("describe endpoint {endpoint} for its instance counts");
+        let operation = || match capacity {
+            VariantCapacity::Instances => {
+                format!("describe endpoint {endpoint} for its instance counts")
+            }
+            VariantCapacity::ProvisionedConcurrency => {
+                format!("describe endpoint {endpoint} for its provisioned concurrency")
+            }
+        };
         let Some(out) = sagemaker_found(
             self.client
                 .describe_endpoint()
@@ -56,17 +69,35 @@ impl SageMakerCapacity {
         else {
             return Ok(None);
         };
-        let current = count(
-            &operation(),
-            "CurrentInstanceCount",
-            v.current_instance_count(),
-        )?;
+        let (current, desired) = match capacity {
+            VariantCapacity::Instances => (
+                count(
+                    &operation(),
+                    "CurrentInstanceCount",
+                    v.current_instance_count(),
+                )?,
+                count(
+                    &operation(),
+                    "DesiredInstanceCount",
+                    v.desired_instance_count(),
+                )?,
+            ),
+            VariantCapacity::ProvisionedConcurrency => (
+                count(
+                    &operation(),
+                    "CurrentServerlessConfig.ProvisionedConcurrency",
+                    v.current_serverless_config()
+                        .and_then(|c| c.provisioned_concurrency()),
+                )?,
+                count(
+                    &operation(),
+                    "DesiredServerlessConfig.ProvisionedConcurrency",
+                    v.desired_serverless_config()
+                        .and_then(|c| c.provisioned_concurrency()),
+                )?,
+            ),
+        };
         // While an update settles SageMaker may omit the desired count: the current one stands in.
-        let desired = count(
-            &operation(),
-            "DesiredInstanceCount",
-            v.desired_instance_count(),
-        )?;
         Ok(Some(Counts {
             desired: desired.unwrap_or(current.unwrap_or(0)),
             current: current.unwrap_or(0),
@@ -123,9 +154,11 @@ impl CurrentCapacity for SageMakerCapacity {
         id: &ScalableTargetId,
     ) -> Result<Option<Counts>, PortError> {
         match id {
-            ScalableTargetId::Variant { endpoint, variant } => {
-                self.variant(endpoint, variant).await
-            }
+            ScalableTargetId::Variant {
+                endpoint,
+                variant,
+                capacity,
+            } => self.variant(endpoint, variant, *capacity).await,
             ScalableTargetId::InferenceComponent(name) => self.component(name).await,
         }
     }
@@ -142,7 +175,7 @@ mod tests {
     use aws_sdk_sagemaker::operation::describe_inference_component::DescribeInferenceComponentOutput;
     use aws_sdk_sagemaker::types::{
         EndpointStatus, InferenceComponentRuntimeConfigSummary, InferenceComponentStatus,
-        ProductionVariantSummary,
+        ProductionVariantServerlessConfig, ProductionVariantSummary,
     };
     use aws_smithy_mocks::{mock, Rule, RuleMode};
     use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
@@ -219,6 +252,55 @@ mod tests {
             .expect("no error for a missing variant");
         assert_eq!(got, None);
         assert_eq!(rule.num_calls(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_serverless_variant_reports_its_provisioned_concurrency() {
+        // GIVEN a serverless variant whose provisioned concurrency is being raised from 2 to 8
+        let serverless = |pc: i32| {
+            ProductionVariantServerlessConfig::builder()
+                .memory_size_in_mb(2048)
+                .max_concurrency(20)
+                .provisioned_concurrency(pc)
+                .build()
+        };
+        let rule = mock!(Client::describe_endpoint)
+            .match_requests(|r| r.endpoint_name() == Some("faq-bot"))
+            .then_output(move || {
+                DescribeEndpointOutput::builder()
+                    .endpoint_name("faq-bot")
+                    .endpoint_status(EndpointStatus::Updating)
+                    .production_variants(
+                        ProductionVariantSummary::builder()
+                            .variant_name("AllTraffic")
+                            .current_serverless_config(serverless(2))
+                            .desired_serverless_config(serverless(8))
+                            .build(),
+                    )
+                    .build()
+            });
+        let port = SageMakerCapacity::new(client(&[&rule], 1));
+        // WHEN its provisioned-concurrency target is read
+        let pc = ScalableTargetId::provisioned_concurrency("faq-bot", "AllTraffic").unwrap();
+        let got = port.desired_and_current(&pc).await.expect("counts");
+        // THEN the counts are the provisioned concurrency, not instances (it has none)
+        assert_eq!(
+            got,
+            Some(Counts {
+                desired: 8,
+                current: 2
+            })
+        );
+        // AND the instance-count target of the same variant sees no instances
+        let instances = id("endpoint/faq-bot/variant/AllTraffic");
+        let got = port.desired_and_current(&instances).await.expect("counts");
+        assert_eq!(
+            got,
+            Some(Counts {
+                desired: 0,
+                current: 0
+            })
+        );
     }
 
     #[tokio::test]

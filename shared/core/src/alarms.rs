@@ -268,7 +268,9 @@ fn named(alarms: &[String], t: &AlarmTransition) -> bool {
 pub fn dimensions_name(id: &ScalableTargetId, t: &AlarmTransition) -> bool {
     let dim = |key: &str| t.dimensions.get(key).map(String::as_str);
     match id {
-        ScalableTargetId::Variant { endpoint, variant } => {
+        ScalableTargetId::Variant {
+            endpoint, variant, ..
+        } => {
             dim("EndpointName") == Some(endpoint.as_str())
                 && dim("VariantName").is_none_or(|v| v == variant.as_str())
         }
@@ -409,9 +411,9 @@ pub fn dimension_mismatch(id: &ScalableTargetId, t: &AlarmTransition) -> Option<
     let named = |key: &str| t.dimensions.get(key).map(String::as_str);
     let differs = |key: &str, ours: &str| named(key).is_some_and(|v| v != ours);
     let mismatch = match id {
-        ScalableTargetId::Variant { endpoint, variant } => {
-            differs("EndpointName", endpoint.as_str()) || differs("VariantName", variant.as_str())
-        }
+        ScalableTargetId::Variant {
+            endpoint, variant, ..
+        } => differs("EndpointName", endpoint.as_str()) || differs("VariantName", variant.as_str()),
         ScalableTargetId::InferenceComponent(name) => {
             differs("InferenceComponentName", name.as_str())
         }

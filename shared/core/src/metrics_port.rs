@@ -47,7 +47,10 @@ pub fn is_count(m: &MetricRef) -> bool {
 /// The metric that measures a target's demand: `Invocations` (Sum) of the variant, or of the
 /// inference component (SageMaker publishes it per component with the `InferenceComponentName`
 /// dimension); for an asynchronous endpoint's backlog, `ApproximateBacklogSize` (Average, per
-/// endpoint: SageMaker developer guide, "Monitor asynchronous endpoints", endpoint metrics).
+/// endpoint: SageMaker developer guide, "Monitor asynchronous endpoints", endpoint metrics). A
+/// serverless variant publishes `Invocations` too ("Common endpoint metrics" in the SageMaker
+/// developer guide, "Alarms and logs for tracking metrics from serverless endpoints"), so its
+/// provisioned concurrency is forecast from the same metric.
 pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
     match (id, kind) {
         (ScalableTargetId::Variant { endpoint, .. }, DemandKind::Backlog) => MetricRef {
@@ -56,7 +59,12 @@ pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
             statistic: "Average",
             dimensions: vec![("EndpointName", endpoint.as_str().to_owned())],
         },
-        (ScalableTargetId::Variant { endpoint, variant }, DemandKind::Invocations) => MetricRef {
+        (
+            ScalableTargetId::Variant {
+                endpoint, variant, ..
+            },
+            DemandKind::Invocations,
+        ) => MetricRef {
             namespace: "AWS/SageMaker",
             name: "Invocations",
             statistic: "Sum",
@@ -155,9 +163,15 @@ fn unwired(operation: &str) -> PortError {
 /// invocations per instance. SageMaker publishes the component's under `InferenceComponentName`
 /// and the variant's under `EndpointName` + `VariantName` (SageMaker developer guide, "Amazon
 /// SageMaker AI metrics in Amazon CloudWatch"; the concurrency names as in aws-facts.md).
+/// A serverless variant publishes neither `ConcurrentRequestsPerModel` nor
+/// `InvocationsPerInstance` (the serverless metrics page lists every metric it publishes); its
+/// provisioned-concurrency target reads them all the same and gets `None` for both, so a lint
+/// rule that needs them says the data is missing rather than judging instances it has not.
 pub fn workload_metrics(id: &ScalableTargetId) -> [MetricRef; 3] {
     let (dimensions, concurrency, per_instance) = match id {
-        ScalableTargetId::Variant { endpoint, variant } => (
+        ScalableTargetId::Variant {
+            endpoint, variant, ..
+        } => (
             vec![
                 ("EndpointName", endpoint.as_str().to_owned()),
                 ("VariantName", variant.as_str().to_owned()),

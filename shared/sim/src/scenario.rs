@@ -52,14 +52,22 @@ impl Scenario {
         Self::new(name, plan, world, trace)
     }
 
-    pub fn new(name: &str, plan: Plan, world: World, trace: Trace) -> Result<Self, ScenarioError> {
+    pub fn new(
+        name: &str,
+        plan: Plan,
+        mut world: World,
+        trace: Trace,
+    ) -> Result<Self, ScenarioError> {
         let mut problems = Vec::new();
-        for t in &world.targets {
-            if plan.target(&t.id).is_none() {
-                problems.push(format!(
+        for t in &mut world.targets {
+            match plan.target(&t.id) {
+                // The world file names the resource; the plan says its dimension (a serverless
+                // variant's provisioned concurrency), and the simulated AAS keys by both.
+                Some(p) => t.id = p.id.clone(),
+                None => problems.push(format!(
                     "world target {} is not in the plan: the simulator takes its MinCapacity and MaxCapacity from the plan's [[target]]",
                     t.id
-                ));
+                )),
             }
         }
         for t in &plan.targets {

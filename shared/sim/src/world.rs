@@ -385,8 +385,10 @@ pub struct AlarmDef {
 }
 
 impl World {
+    /// The world target on `id`'s resource (the world file names resource ids only; the plan
+    /// says the dimension).
     pub fn target_index(&self, id: &ScalableTargetId) -> Option<usize> {
-        self.targets.iter().position(|t| &t.id == id)
+        self.targets.iter().position(|t| t.id.same_resource(id))
     }
 
     /// Checks the world against the trace's time span (scheduled actions parse lazily).

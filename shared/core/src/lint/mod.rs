@@ -8,6 +8,7 @@
 //! aggregate never hides a saturated small variant.
 
 mod cooldowns;
+mod dimension_fit;
 mod instance_scale_in;
 mod metric_fit;
 mod policies;
@@ -43,7 +44,7 @@ pub enum Serving {
     RealTime,
     /// A variant of an asynchronous endpoint: may go to 0, woken by its backlog.
     Async,
-    /// A serverless variant: no instances.
+    /// A serverless variant: no instances; its provisioned concurrency is what scales.
     Serverless,
     /// An inference component's copies: may go to 0, woken by failed invocations.
     Component,
@@ -106,6 +107,7 @@ impl Facts<'_> {
 /// Every rule, in report order.
 pub fn lint(facts: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    out.extend(dimension_fit::dimension_fit(facts));
     out.extend(policies::no_policy(facts));
     out.extend(policies::several_policies(facts));
     out.extend(target_value::target_value(facts));

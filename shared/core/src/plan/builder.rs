@@ -12,6 +12,7 @@ use super::{parse_plan, Plan, TargetPlan};
 #[derive(Debug, Clone)]
 pub struct TargetBuilder {
     id: String,
+    dimension: Option<String>,
     min: u32,
     max: u32,
     lead_time: String,
@@ -23,6 +24,7 @@ impl TargetPlan {
     pub fn test(id: &str) -> TargetBuilder {
         TargetBuilder {
             id: id.to_owned(),
+            dimension: None,
             min: 1,
             max: 8,
             lead_time: "25m".to_owned(),
@@ -35,6 +37,12 @@ impl TargetBuilder {
     pub fn bounds(mut self, min: u32, max: u32) -> Self {
         self.min = min;
         self.max = max;
+        self
+    }
+
+    /// The target's `dimension` (`provisioned_concurrency` for a serverless variant).
+    pub fn dimension(mut self, plan_name: &str) -> Self {
+        self.dimension = Some(plan_name.to_owned());
         self
     }
 
@@ -117,10 +125,14 @@ impl PlanBuilder {
     pub fn text(&self) -> String {
         let mut text = String::from("version = 1\n");
         for t in &self.targets {
+            let _ = write!(text, "[[target]]\nresource_id = {:?}\n", t.id);
+            if let Some(d) = &t.dimension {
+                let _ = writeln!(text, "dimension = {d:?}");
+            }
             let _ = write!(
                 text,
-                "[[target]]\nresource_id = {:?}\nmin_capacity = {}\nmax_capacity = {}\nlead_time = {:?}\n{}",
-                t.id, t.min, t.max, t.lead_time, t.sections
+                "min_capacity = {}\nmax_capacity = {}\nlead_time = {:?}\n{}",
+                t.min, t.max, t.lead_time, t.sections
             );
         }
         text

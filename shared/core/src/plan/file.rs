@@ -30,6 +30,10 @@ pub struct DefaultsFile {
 pub struct TargetFile {
     /// AAS resource id: `endpoint/E/variant/V` or `inference-component/IC`.
     pub resource_id: String,
+    /// What the target counts: `instance_count` (a variant's default), `provisioned_concurrency`
+    /// (a serverless variant) or `copy_count` (an inference component's only one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<String>,
     pub min_capacity: u32,
     pub max_capacity: u32,
     pub lead_time: Option<Span>,

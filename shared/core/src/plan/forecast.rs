@@ -6,6 +6,7 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::Span;
+use crate::ids::Dimension;
 
 /// The section as written.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -14,7 +15,10 @@ pub struct ForecastFile {
     /// `active` (default) or `forecast_only`.
     pub mode: Option<String>,
     /// Requests per minute one instance (or copy) should serve: the target-tracking target value
-    /// of `InvocationsPerInstance` (or `SageMakerInferenceComponentInvocationsPerCopy`).
+    /// of `InvocationsPerInstance` (or `SageMakerInferenceComponentInvocationsPerCopy`). On a
+    /// provisioned-concurrency target, one unit is one concurrent invocation kept warm: the
+    /// requests per minute it should serve (the name is kept so one plan field means "per unit of
+    /// the target's capacity" for every kind; the README says so).
     pub invocations_per_instance: Option<f64>,
     /// How far back the forecast reads (default 14d, at most 63d: CloudWatch keeps 5-minute
     /// datapoints for 63 days).
@@ -103,7 +107,7 @@ pub fn check_forecast(
     at: &str,
     raw: &ForecastFile,
     max_capacity: u32,
-    is_component: bool,
+    dimension: Option<Dimension>,
     default_tz: Tz,
     fail: &mut dyn FnMut(String, String),
 ) -> ForecastPolicy {
@@ -113,10 +117,17 @@ pub fn check_forecast(
         None | Some("invocations") => DemandKind::Invocations,
         // ApproximateBacklogSize is published per endpoint (dimension EndpointName), for
         // asynchronous endpoints only: an inference component has no backlog of its own.
-        Some("backlog") if is_component => {
+        Some("backlog") if dimension == Some(Dimension::ComponentCopies) => {
             fail(
                 field("demand"),
                 "backlog is an asynchronous endpoint's (ApproximateBacklogSize, per endpoint): an inference component's demand is its invocations".into(),
+            );
+            DemandKind::Invocations
+        }
+        Some("backlog") if dimension == Some(Dimension::VariantProvisionedConcurrency) => {
+            fail(
+                field("demand"),
+                "backlog is an asynchronous endpoint's: a serverless endpoint has no asynchronous queue, forecast its invocations".into(),
             );
             DemandKind::Invocations
         }
@@ -150,12 +161,15 @@ pub fn check_forecast(
             1.0
         }
         None => {
-            fail(
-                field("invocations_per_instance"),
+            let what = if dimension == Some(Dimension::VariantProvisionedConcurrency) {
+                "is required: the requests per minute one concurrent invocation of provisioned \
+                 concurrency should serve (about 60 / ModelLatency in seconds, times the \
+                 utilisation you aim for)"
+            } else {
                 "is required: the requests per minute one instance should serve (your \
                  target-tracking target value for InvocationsPerInstance)"
-                    .into(),
-            );
+            };
+            fail(field("invocations_per_instance"), what.into());
             1.0
         }
     };

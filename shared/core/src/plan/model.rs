@@ -16,8 +16,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The target on `id`'s resource. It matches on the resource id alone: validation keeps one
+    /// target per resource id, and an id from an event, a stored record or the CLI does not say
+    /// its dimension (see [`ScalableTargetId`]). Use the returned target's `id` from then on.
     pub fn target(&self, id: &ScalableTargetId) -> Option<&TargetPlan> {
-        self.targets.iter().find(|t| &t.id == id)
+        self.targets.iter().find(|t| t.id.same_resource(id))
     }
 }
 

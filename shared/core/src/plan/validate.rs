@@ -12,7 +12,7 @@ use super::model::*;
 use crate::claim::Ramp;
 use crate::cron::Cron;
 use crate::duration::Span;
-use crate::ids::ScalableTargetId;
+use crate::ids::{Dimension, ScalableTargetId};
 use crate::model::LEAD_SAMPLES_KEPT;
 use crate::text::cut;
 
@@ -28,6 +28,10 @@ pub const DEFAULT_RAMP: Ramp = Ramp {
 pub const MAX_PLAN_BYTES: usize = 384_000;
 /// AAS takes MinCapacity and MaxCapacity as Integer.
 pub const MAX_CAPACITY: u32 = i32::MAX as u32;
+/// The most provisioned concurrency a serverless variant takes: `MaxConcurrency` and
+/// `ProvisionedConcurrency` are both "Minimum value of 1. Maximum value of 200." (SageMaker API
+/// reference, ProductionVariantServerlessConfig).
+pub const PROVISIONED_CONCURRENCY_MAX: u32 = 200;
 /// CloudWatch alarm names and metric names are 1-255 characters.
 pub const MAX_ALARM_NAME: usize = 255;
 /// A CloudWatch alarm ARN: `arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>`, the
@@ -155,7 +159,9 @@ impl Validator {
                 default_ramp,
                 default_lead,
             ) {
-                if !seen.insert(target.id.clone()) {
+                // One target per resource id, whatever its dimension: a variant is instance-based
+                // or serverless, and the state item is keyed by the resource id.
+                if !seen.insert(target.id.resource_id()) {
                     self.fail(
                         format!("{at}.resource_id"),
                         format!("{} is listed twice; keep one entry per target", target.id),
@@ -175,13 +181,10 @@ impl Validator {
         default_ramp: Ramp,
         default_lead: Span,
     ) -> Option<TargetPlan> {
-        let id: Option<ScalableTargetId> = match t.resource_id.parse() {
-            Ok(id) => Some(id),
-            Err(e) => {
-                self.fail(format!("{at}.resource_id"), e.to_string());
-                None
-            }
-        };
+        let id = self.target_id(at, t);
+        if let Some(id) = id.as_ref().filter(|id| id.is_provisioned_concurrency()) {
+            self.provisioned_concurrency_bounds(at, id, t);
+        }
         if t.max_capacity == 0 {
             self.fail(format!("{at}.max_capacity"), "must be at least 1");
         }
@@ -384,7 +387,7 @@ impl Validator {
                 at,
                 f,
                 t.max_capacity,
-                t.resource_id.starts_with("inference-component/"),
+                id.as_ref().map(ScalableTargetId::dimension),
                 default_tz,
                 &mut |field, problem| self.fail(field, problem),
             )
@@ -408,6 +411,72 @@ impl Validator {
             forecast,
             lint,
         })
+    }
+
+    /// The target's id: its resource id on the dimension it names (a variant's instance count
+    /// when it names none).
+    fn target_id(&mut self, at: &str, t: &TargetFile) -> Option<ScalableTargetId> {
+        let id: ScalableTargetId = match t.resource_id.parse() {
+            Ok(id) => id,
+            Err(e) => {
+                self.fail(format!("{at}.resource_id"), e.to_string());
+                return None;
+            }
+        };
+        let Some(name) = t.dimension.as_deref() else {
+            return Some(id);
+        };
+        let Some(dimension) = Dimension::from_plan_name(name) else {
+            self.fail(
+                format!("{at}.dimension"),
+                format!(
+                    "{:?} is unknown: use instance_count (a variant's default), \
+                     provisioned_concurrency (a serverless variant) or copy_count (an inference \
+                     component)",
+                    cut(name)
+                ),
+            );
+            return None;
+        };
+        match id.with_dimension(dimension) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.fail(format!("{at}.dimension"), e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Provisioned concurrency is 1 to 200 concurrent invocations: `ProvisionedConcurrency` and
+    /// `MaxConcurrency` both take 1-200, and the first at most the second (SageMaker API
+    /// reference, ProductionVariantServerlessConfig). Application Auto Scaling documents no
+    /// minimum of its own for this dimension; AWS's examples register MinCapacity 1. So
+    /// min_capacity below 1 or max_capacity above 200 can never be set, and is refused here.
+    /// The variant's own MaxConcurrency may be lower: the plan does not know it.
+    fn provisioned_concurrency_bounds(&mut self, at: &str, id: &ScalableTargetId, t: &TargetFile) {
+        if t.min_capacity < 1 {
+            self.fail(
+                format!("{at}.min_capacity"),
+                format!(
+                    "{id} counts provisioned concurrency, which is at least 1 (SageMaker \
+                     ProductionVariantServerlessConfig): set min_capacity = 1 or more; an \
+                     on-demand serverless endpoint (no provisioned concurrency) has nothing \
+                     for headroom to manage"
+                ),
+            );
+        }
+        if t.max_capacity > PROVISIONED_CONCURRENCY_MAX {
+            self.fail(
+                format!("{at}.max_capacity"),
+                format!(
+                    "{} is above {PROVISIONED_CONCURRENCY_MAX}, the most provisioned concurrency \
+                     a serverless variant takes (SageMaker ProductionVariantServerlessConfig: \
+                     MaxConcurrency and ProvisionedConcurrency are 1-200): set it to at most \
+                     the variant's MaxConcurrency",
+                    t.max_capacity
+                ),
+            );
+        }
     }
 
     fn measured(&mut self, at: &str, t: &TargetFile) -> MeasuredLeadTime {
@@ -818,6 +887,121 @@ max_capacity = 2
         let text = parse_plan("dup.toml", text).unwrap_err().to_string();
         assert!(text.contains("exactly one of `cron`"), "{text}");
         assert!(text.contains("listed twice"), "{text}");
+    }
+
+    /// Decision table: which dimension and bounds a plan may give a target. Each row: resource
+    /// id, `dimension` line, min, max, and the problem expected (`None`: the plan parses).
+    #[test]
+    fn dimensions_and_their_bounds() {
+        let rows: &[(&str, &str, u32, u32, Option<&str>)] = &[
+            ("endpoint/e/variant/v", "", 0, 4, None),
+            ("endpoint/e/variant/v", "dimension = \"instance_count\"", 1, 400, None),
+            ("endpoint/e/variant/v", "dimension = \"provisioned_concurrency\"", 1, 200, None),
+            ("endpoint/e/variant/v", "dimension = \"provisioned_concurrency\"", 5, 5, None),
+            (
+                "endpoint/e/variant/v",
+                "dimension = \"provisioned_concurrency\"",
+                0,
+                10,
+                Some("target[0].min_capacity: endpoint/e/variant/v counts provisioned concurrency, which is at least 1"),
+            ),
+            (
+                "endpoint/e/variant/v",
+                "dimension = \"provisioned_concurrency\"",
+                1,
+                201,
+                Some("target[0].max_capacity: 201 is above 200"),
+            ),
+            ("inference-component/ic", "dimension = \"copy_count\"", 0, 4, None),
+            (
+                "inference-component/ic",
+                "dimension = \"provisioned_concurrency\"",
+                1,
+                4,
+                Some("target[0].dimension: scalable target inference-component/ic has no dimension \"provisioned_concurrency\""),
+            ),
+            (
+                "endpoint/e/variant/v",
+                "dimension = \"copy_count\"",
+                1,
+                4,
+                Some("use \"instance_count\" or leave `dimension` out"),
+            ),
+            (
+                "endpoint/e/variant/v",
+                "dimension = \"DesiredProvisionedConcurrency\"",
+                1,
+                4,
+                Some("target[0].dimension: \"DesiredProvisionedConcurrency\" is unknown"),
+            ),
+        ];
+        for (resource, dimension, min, max, problem) in rows {
+            let text = format!(
+                "version = 1\n[[target]]\nresource_id = \"{resource}\"\n{dimension}\n\
+                 min_capacity = {min}\nmax_capacity = {max}\n"
+            );
+            let got = parse_plan("dims.toml", &text);
+            match (problem, got) {
+                (None, Ok(plan)) => {
+                    let want = if dimension.contains("provisioned") {
+                        Dimension::VariantProvisionedConcurrency
+                    } else if resource.starts_with("inference") {
+                        Dimension::ComponentCopies
+                    } else {
+                        Dimension::VariantInstances
+                    };
+                    assert_eq!(plan.targets[0].id.dimension(), want, "{text}");
+                }
+                (Some(needle), Err(e)) => {
+                    let e = e.to_string();
+                    assert!(e.contains(needle), "missing {needle:?} in:\n{e}");
+                }
+                (want, got) => panic!("{text}: wanted {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_provisioned_concurrency_forecast_says_what_its_unit_serves() {
+        let err = parse_plan(
+            "pc.toml",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\n\
+             dimension = \"provisioned_concurrency\"\nmin_capacity = 1\nmax_capacity = 20\n\
+             [target.forecast]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("one concurrent invocation of provisioned concurrency"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn one_variant_cannot_be_listed_on_both_dimensions() {
+        // GIVEN the same variant once per dimension (a variant is instance-based or serverless)
+        let text = "version = 1\n\
+            [[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\nmax_capacity = 2\n\
+            [[target]]\nresource_id = \"endpoint/e/variant/v\"\ndimension = \"provisioned_concurrency\"\n\
+            min_capacity = 1\nmax_capacity = 2\n";
+        // THEN the second is refused as a duplicate
+        let err = parse_plan("twice.toml", text).unwrap_err().to_string();
+        assert!(err.contains("target[1].resource_id"), "{err}");
+        assert!(err.contains("listed twice"), "{err}");
+    }
+
+    #[test]
+    fn an_event_id_finds_the_provisioned_concurrency_target() {
+        let plan = parse_plan(
+            "pc.toml",
+            "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\n\
+             dimension = \"provisioned_concurrency\"\nmin_capacity = 1\nmax_capacity = 20\n",
+        )
+        .unwrap();
+        // An id from an event or the CLI is read without a dimension
+        let from_event: ScalableTargetId = "endpoint/e/variant/v".parse().unwrap();
+        let target = plan.target(&from_event).expect("found on its resource id");
+        assert!(target.id.is_provisioned_concurrency());
     }
 
     fn one_target(body: &str) -> String {

@@ -313,9 +313,9 @@ async fn serving<E: Endpoints>(
     id: &ScalableTargetId,
 ) -> Result<ServingFacts, String> {
     let (endpoint, variant, component) = match id {
-        ScalableTargetId::Variant { endpoint, variant } => {
-            (endpoint.clone(), variant.as_str().to_owned(), false)
-        }
+        ScalableTargetId::Variant {
+            endpoint, variant, ..
+        } => (endpoint.clone(), variant.as_str().to_owned(), false),
         ScalableTargetId::InferenceComponent(name) => {
             let c = endpoints
                 .describe_inference_component(name)

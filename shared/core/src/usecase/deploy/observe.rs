@@ -138,9 +138,9 @@ impl<'a, E: Endpoints> Observer<'a, E> {
     /// The identity serving behind `id` now.
     pub async fn observe(&mut self, id: &ScalableTargetId) -> Result<Observation, DeployError> {
         match id {
-            ScalableTargetId::Variant { endpoint, variant } => {
-                self.observe_variant(endpoint, variant.as_str()).await
-            }
+            ScalableTargetId::Variant {
+                endpoint, variant, ..
+            } => self.observe_variant(endpoint, variant.as_str()).await,
             ScalableTargetId::InferenceComponent(name) => self.observe_component(name).await,
         }
     }

@@ -266,7 +266,9 @@ async fn change_context<E: Endpoints>(
     now: DateTime<Utc>,
 ) -> Result<ChangeContext, DeployError> {
     let (endpoint, variant, component) = match id {
-        ScalableTargetId::Variant { endpoint, variant } => (
+        ScalableTargetId::Variant {
+            endpoint, variant, ..
+        } => (
             Some(endpoint.to_string()),
             variant.as_str().to_owned(),
             false,
