@@ -116,6 +116,9 @@ pub struct MemoryStateStore {
     plan: Mutex<Option<StoredPlan>>,
     states: Mutex<BTreeMap<ScalableTargetId, TargetState>>,
     log: Mutex<Vec<serde_json::Value>>,
+    /// The log's records by a hash of their text, so that appending again finds its twin without
+    /// comparing every record (a simulated month writes tens of thousands).
+    log_index: Mutex<std::collections::HashMap<u64, Vec<usize>>>,
     pub calls: Calls,
 }
 
@@ -201,7 +204,11 @@ impl StateStore for MemoryStateStore {
         Calls::bump(&self.calls.append_log);
         // Keyed like the DynamoDB adapter's items: the same entry appended again replaces itself.
         let mut log = lock(&self.log);
-        if !log.contains(&entry.body) {
+        let mut index = lock(&self.log_index);
+        let key = crate::identity::fnv1a(entry.body.to_string().as_bytes());
+        let twins = index.entry(key).or_default();
+        if !twins.iter().any(|&i| log[i] == entry.body) {
+            twins.push(log.len());
             log.push(entry.body.clone());
         }
         Ok(())

@@ -207,7 +207,9 @@ pub struct Drift {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeenEvent {
-    pub key: String,
+    /// Shared, not owned: a target's state is cloned at every read and decision, and with up to
+    /// [`SEEN_EVENTS_KEPT`] keys a clone of owned strings was most of a simulated tick's time.
+    pub key: std::sync::Arc<str>,
     pub until: DateTime<Utc>,
 }
 
@@ -239,14 +241,14 @@ impl TargetState {
         let key = compact_key(key);
         self.seen_events
             .iter()
-            .any(|e| e.key == key && e.until > now)
+            .any(|e| *e.key == *key && e.until > now)
     }
 
     pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {
         let key = compact_key(key);
-        self.seen_events.retain(|e| e.key != key);
+        self.seen_events.retain(|e| *e.key != *key);
         self.seen_events.push(SeenEvent {
-            key: key.into_owned(),
+            key: key.as_ref().into(),
             until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
         });
         if self.seen_events.len() > SEEN_EVENTS_KEPT {
