@@ -4,8 +4,13 @@
 //! in), and a scale-out cooldown shorter than the measured lead time lets the policy decide
 //! again before the capacity it asked for serves. A step policy that adds capacity is held to
 //! the lead time like a tracking policy's scale-out (a wake step on a backlog alarm that stays in
-//! ALARM while the first instance provisions adds another at each cooldown's end); one that
-//! removes capacity is held to the slowest scale-out cooldown among the target's policies.
+//! ALARM while the first instance provisions adds another at each cooldown's end: "the
+//! adjustments can continue for additional alarm breaches until the alarm state returns to OK",
+//! Application Auto Scaling user guide, "How step scaling for Application Auto Scaling works";
+//! and "the scaling policy won't increase the desired capacity again unless either a larger
+//! scale out is triggered or the cooldown period ends", API reference,
+//! StepScalingPolicyConfiguration, `Cooldown`); one that removes capacity is held to the slowest
+//! scale-out cooldown among the target's policies.
 
 use super::{Facts, Finding, Severity};
 use crate::review::ScalingPolicySummary;
