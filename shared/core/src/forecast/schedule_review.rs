@@ -81,10 +81,7 @@ pub fn review_schedule(
             let mut busiest = None::<f64>;
             let mut over = false;
             let mut onset = None;
-            for (at, v) in series.points() {
-                if at < s - ONSET_SEARCH || at >= s + dur {
-                    continue;
-                }
+            for (at, v) in series.points_between(s - ONSET_SEARCH, s + dur) {
                 let n = needed(v);
                 if onset.is_none() && n >= ONSET_SHARE * floor {
                     onset = Some(at);

@@ -22,10 +22,7 @@ pub fn score_previous(
             continue;
         }
         let mut covered = false;
-        for (at, demand) in series.points() {
-            if at < slot.start || at >= end {
-                continue;
-            }
+        for (_, demand) in series.points_between(slot.start, end) {
             covered = true;
             let needed = (f64::from(demand) / invocations_per_instance - 1e-9)
                 .ceil()

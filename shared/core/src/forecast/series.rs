@@ -46,6 +46,29 @@ impl DemandSeries {
             .map(|(i, v)| (self.at(i), *v))
     }
 
+    /// [`points`](Self::points) whose period starts in `[from, to)`, found by index rather than
+    /// by a scan (the refresh asks this of a week's series for every slot and window).
+    pub fn points_between(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> impl Iterator<Item = (DateTime<Utc>, f32)> + '_ {
+        let index = |t: DateTime<Utc>| {
+            let secs = (t - self.start).num_seconds();
+            // The first period starting at or after `t`.
+            (secs.max(0) + self.period_secs - 1).div_euclid(self.period_secs) as usize
+        };
+        let (a, b) = (
+            index(from).min(self.values.len()),
+            index(to).min(self.values.len()),
+        );
+        self.values[a..b.max(a)]
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(move |(i, v)| (self.at(a + i), *v))
+    }
+
     /// How much time the datapoints cover (missing periods do not count).
     pub fn covered_secs(&self) -> i64 {
         self.values.iter().filter(|v| v.is_finite()).count() as i64 * self.period_secs
@@ -106,6 +129,33 @@ mod tests {
         assert_eq!(c.start, at("2026-01-01T00:00:00Z"));
         assert_eq!(c.values, vec![1.5, 5.5, 8.0]);
         assert_eq!(s.covered_secs(), 7 * 60);
+    }
+
+    #[test]
+    fn points_between_are_the_points_a_scan_finds() {
+        let s = DemandSeries::new(
+            at("2026-01-01T00:00:00Z"),
+            300,
+            (0..48)
+                .map(|i| if i % 7 == 3 { f32::NAN } else { i as f32 })
+                .collect(),
+        );
+        let bounds = [
+            ("2025-12-31T23:00:00Z", "2026-01-01T00:20:00Z"),
+            ("2026-01-01T00:02:00Z", "2026-01-01T01:07:00Z"),
+            ("2026-01-01T01:00:00Z", "2026-01-01T01:00:00Z"),
+            ("2026-01-01T03:00:00Z", "2026-01-02T00:00:00Z"),
+            ("2026-01-01T02:00:00Z", "2026-01-01T01:00:00Z"),
+        ];
+        for (from, to) in bounds {
+            let (from, to) = (at(from), at(to));
+            let scan: Vec<_> = s.points().filter(|(t, _)| *t >= from && *t < to).collect();
+            assert_eq!(
+                s.points_between(from, to).collect::<Vec<_>>(),
+                scan,
+                "{from} {to}"
+            );
+        }
     }
 
     #[test]

@@ -122,10 +122,7 @@ fn score_one(
     let period_minutes = (series.period_secs / 60).max(1) as u32;
     let mut busiest = None::<u32>;
     let mut above = 0u32;
-    for (at, demand) in series.points() {
-        if at < start || at >= end {
-            continue;
-        }
+    for (_, demand) in series.points_between(start, end) {
         let need = (f64::from(demand) / per_instance - 1e-9).ceil().max(0.0) as u32;
         busiest = Some(busiest.map_or(need, |b| b.max(need)));
         if need > floor {
