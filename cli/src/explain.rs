@@ -10,7 +10,6 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use headroom_core::deploy_ports::{ConfigVariantView, EndpointConfigView, EndpointView, ModelView};
 use headroom_core::endpoint_status::EndpointStatus;
-use headroom_core::forecast::DemandSeries;
 use headroom_core::lead_time::lead_time;
 use headroom_core::memory::{
     count, Calls, MemoryCapacity, MemoryDemand, MemoryEndpoints, MemoryReviewStore,
@@ -268,22 +267,12 @@ fn event_summary(trigger: &Trigger) -> Value {
 /// `trace` as the CloudWatch history of every forecast target, cut at `at` (only what happened
 /// before the instant, as the refresh would read it).
 fn history_of(trace: &Trace, plan: &Plan, at: DateTime<Utc>) -> MemoryDemand {
-    let minutes = trace.interval_secs as f64 / 60.0;
-    let rows = ((at - trace.start).num_seconds().max(0) / trace.interval_secs) as usize;
-    let values: Vec<f32> = trace
-        .counts
-        .iter()
-        .take(rows)
-        .map(|&n| (n as f64 / minutes) as f32)
-        .collect();
+    let series = headroom_sim::suggest::trace_series(trace, 1.0, Some(at));
     plan.targets
         .iter()
         .filter(|t| t.forecast.is_some())
         .fold(MemoryDemand::default(), |m, t| {
-            m.with(
-                t.id.clone(),
-                DemandSeries::new(trace.start, trace.interval_secs, values.clone()),
-            )
+            m.with(t.id.clone(), series.clone())
         })
 }
 

@@ -228,42 +228,13 @@ pub async fn create_endpoint(
     endpoint: &str,
     instances: i32,
 ) -> Result<(), BoxError> {
-    use aws_sdk_sagemaker::types::{
-        ContainerDefinition, ProductionVariant, ProductionVariantInstanceType,
-    };
-    let model = format!("{endpoint}-model");
-    let config = format!("{endpoint}-config");
-    sagemaker
-        .create_model()
-        .model_name(&model)
-        .execution_role_arn("arn:aws:iam::123456789012:role/sagemaker")
-        .primary_container(
-            ContainerDefinition::builder()
-                .image("123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest")
-                .build(),
-        )
-        .send()
-        .await?;
-    sagemaker
-        .create_endpoint_config()
-        .endpoint_config_name(&config)
-        .production_variants(
-            ProductionVariant::builder()
-                .variant_name("AllTraffic")
-                .model_name(&model)
-                .initial_instance_count(instances)
-                .instance_type(ProductionVariantInstanceType::MlM5Large)
-                .build(),
-        )
-        .send()
-        .await?;
-    sagemaker
-        .create_endpoint()
-        .endpoint_name(endpoint)
-        .endpoint_config_name(&config)
-        .send()
-        .await?;
-    Ok(())
+    use aws_sdk_sagemaker::types::ProductionVariantInstanceType;
+    create_endpoint_with(sagemaker, endpoint, |variant| {
+        variant
+            .initial_instance_count(instances)
+            .instance_type(ProductionVariantInstanceType::MlM5Large)
+    })
+    .await
 }
 
 /// Creates a SageMaker model, endpoint config (one serverless `AllTraffic` variant: 2 GB,
@@ -277,9 +248,29 @@ pub async fn create_serverless_endpoint(
     endpoint: &str,
     provisioned: i32,
 ) -> Result<(), BoxError> {
-    use aws_sdk_sagemaker::types::{
-        ContainerDefinition, ProductionVariant, ProductionVariantServerlessConfig,
-    };
+    use aws_sdk_sagemaker::types::ProductionVariantServerlessConfig;
+    create_endpoint_with(sagemaker, endpoint, |variant| {
+        variant.serverless_config(
+            ProductionVariantServerlessConfig::builder()
+                .memory_size_in_mb(2048)
+                .max_concurrency(20)
+                .provisioned_concurrency(provisioned)
+                .build(),
+        )
+    })
+    .await
+}
+
+/// The model, the endpoint config with one `AllTraffic` variant as `variant` completes it, and
+/// the endpoint, all named after `endpoint`.
+async fn create_endpoint_with(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    endpoint: &str,
+    variant: impl FnOnce(
+        aws_sdk_sagemaker::types::builders::ProductionVariantBuilder,
+    ) -> aws_sdk_sagemaker::types::builders::ProductionVariantBuilder,
+) -> Result<(), BoxError> {
+    use aws_sdk_sagemaker::types::{ContainerDefinition, ProductionVariant};
     let model = format!("{endpoint}-model");
     let config = format!("{endpoint}-config");
     sagemaker
@@ -297,17 +288,12 @@ pub async fn create_serverless_endpoint(
         .create_endpoint_config()
         .endpoint_config_name(&config)
         .production_variants(
-            ProductionVariant::builder()
-                .variant_name("AllTraffic")
-                .model_name(&model)
-                .serverless_config(
-                    ProductionVariantServerlessConfig::builder()
-                        .memory_size_in_mb(2048)
-                        .max_concurrency(20)
-                        .provisioned_concurrency(provisioned)
-                        .build(),
-                )
-                .build(),
+            variant(
+                ProductionVariant::builder()
+                    .variant_name("AllTraffic")
+                    .model_name(&model),
+            )
+            .build(),
         )
         .send()
         .await?;

@@ -44,30 +44,68 @@ fn daily_rhythm(
     points
 }
 
+/// An endpoint in moto whose variant AAS holds at 1..`max`, CloudWatch through the CBOR bridge,
+/// and the instants the tests use: a tick 2 minutes into the current 10-minute slot, and the
+/// start of the four days of history before that slot.
+struct World {
+    config: aws_config::SdkConfig,
+    bridge: CborBridge,
+    cloudwatch: aws_sdk_cloudwatch::Client,
+    aas: AasScalingTargets,
+    id: ScalableTargetId,
+    now: DateTime<Utc>,
+    slot_now: DateTime<Utc>,
+    from: DateTime<Utc>,
+}
+
+impl World {
+    async fn new(prefix: &str, max: u32) -> Self {
+        let config = sdk_config().await;
+        let bridge = CborBridge::start(moto());
+        let cloudwatch = cloudwatch_client(&config, &bridge);
+        let sagemaker = aws_sdk_sagemaker::Client::new(&config);
+        let endpoint = unique(prefix);
+        create_endpoint(&sagemaker, &endpoint, 1)
+            .await
+            .expect("endpoint");
+        let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("id");
+        let aas = AasScalingTargets::new(aws_sdk_applicationautoscaling::Client::new(&config));
+        aas.register(&id, 1, max, Suspended::default())
+            .await
+            .expect("register");
+        let now = Utc::now()
+            .duration_trunc(Duration::minutes(10))
+            .expect("trunc")
+            + Duration::minutes(2);
+        let slot_now = now.duration_trunc(Duration::minutes(10)).expect("trunc");
+        Self {
+            config,
+            bridge,
+            cloudwatch,
+            aas,
+            id,
+            now,
+            slot_now,
+            from: slot_now - Duration::days(4),
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_tick_learns_the_daily_rhythm_from_cloudwatch_and_raises_min_capacity_on_aas() {
     // GIVEN an endpoint whose variant AAS holds at 1..40, and four days of its Invocations in
     // CloudWatch: 600 requests/min from an hour before this time of day to an hour after it,
     // 60 requests/min otherwise
-    let config = sdk_config().await;
-    let bridge = CborBridge::start(moto());
-    let cloudwatch = cloudwatch_client(&config, &bridge);
-    let sagemaker = aws_sdk_sagemaker::Client::new(&config);
-    let endpoint = unique("forecast");
-    create_endpoint(&sagemaker, &endpoint, 1)
-        .await
-        .expect("endpoint");
-    let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("id");
-    let aas = AasScalingTargets::new(aws_sdk_applicationautoscaling::Client::new(&config));
-    aas.register(&id, 1, 40, Suspended::default())
-        .await
-        .expect("register");
-    let now = Utc::now()
-        .duration_trunc(Duration::minutes(10))
-        .expect("trunc")
-        + Duration::minutes(2);
-    let slot_now = now.duration_trunc(Duration::minutes(10)).expect("trunc");
-    let from = slot_now - Duration::days(4);
+    let World {
+        config,
+        bridge,
+        cloudwatch,
+        aas,
+        id,
+        now,
+        slot_now,
+        from,
+    } = World::new("forecast", 40).await;
     put_invocations(&cloudwatch, &id, &daily_rhythm(from, slot_now, slot_now)).await;
     // AND a plan with a forecast at 30 requests/min per instance over 5 days of history
     let plan = format!(
@@ -134,25 +172,17 @@ async fn the_tick_learns_the_daily_rhythm_from_cloudwatch_and_raises_min_capacit
 async fn a_wasteful_peak_opens_one_schedule_review_in_dynamodb_that_the_operator_acknowledges() {
     // GIVEN a variant whose demand is a flat 300 requests/min (10 instances at 30/min) for four
     // days, and a plan whose daily peak holds a floor of 40 for it
-    let config = sdk_config().await;
-    let bridge = CborBridge::start(moto());
-    let cloudwatch = cloudwatch_client(&config, &bridge);
-    let sagemaker = aws_sdk_sagemaker::Client::new(&config);
-    let endpoint = unique("sched-review");
-    create_endpoint(&sagemaker, &endpoint, 1)
-        .await
-        .expect("endpoint");
-    let id = ScalableTargetId::variant(&endpoint, "AllTraffic").expect("id");
-    let aas = AasScalingTargets::new(aws_sdk_applicationautoscaling::Client::new(&config));
-    aas.register(&id, 1, 80, Suspended::default())
-        .await
-        .expect("register");
-    let now = Utc::now()
-        .duration_trunc(Duration::minutes(10))
-        .expect("trunc")
-        + Duration::minutes(2);
-    let slot_now = now.duration_trunc(Duration::minutes(10)).expect("trunc");
-    let from = slot_now - Duration::days(4);
+    // The bridge must outlive the CloudWatch client's calls: bound, not dropped.
+    let World {
+        config,
+        bridge: _bridge,
+        cloudwatch,
+        aas,
+        id,
+        now,
+        from,
+        ..
+    } = World::new("sched-review", 80).await;
     let flat: Vec<(DateTime<Utc>, f64)> = (0..4 * 288)
         .map(|i| (from + Duration::minutes(5 * i), 300.0 * 5.0))
         .collect();

@@ -73,35 +73,7 @@ fn version(value: Option<&Value>) -> Option<u32> {
 /// Parses a model package state change (recognised by `detail-type`).
 pub fn parse(event: &Value) -> Result<ModelPackageEvent, EventError> {
     let envelope: Envelope = lenient::read(KIND, "", event)?;
-    if let Some(source) = envelope.source.get() {
-        if source != "aws.sagemaker" {
-            return Err(EventError::malformed(
-                KIND,
-                "source",
-                format!("is {source:?}, expected \"aws.sagemaker\""),
-            ));
-        }
-    }
-    let detail = match envelope.detail {
-        Some(d @ Value::Object(_)) => d,
-        Some(Value::String(s)) => serde_json::from_str::<Value>(&s)
-            .ok()
-            .filter(Value::is_object)
-            .ok_or_else(|| {
-                EventError::malformed(
-                    KIND,
-                    "detail",
-                    "is a string that does not hold a JSON object",
-                )
-            })?,
-        _ => {
-            return Err(EventError::malformed(
-                KIND,
-                "detail",
-                "is missing or not an object",
-            ))
-        }
-    };
+    let detail = crate::sagemaker::sagemaker_detail(KIND, envelope.source.get(), envelope.detail)?;
     let detail: Detail = lenient::read(KIND, "detail", &detail)?;
     let arn = detail.model_package_arn.non_empty().ok_or_else(|| {
         EventError::malformed(

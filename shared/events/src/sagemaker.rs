@@ -242,6 +242,43 @@ fn variants(list: Variants, at: &str) -> Result<Vec<VariantInfo>, EventError> {
         .collect()
 }
 
+/// The `detail` object of an event from `aws.sagemaker` (for `kind`'s errors): a missing source
+/// is accepted (direct invocations), another is refused; the detail must be an object.
+pub(crate) fn sagemaker_detail(
+    kind: &'static str,
+    source: Option<&String>,
+    detail: Option<Value>,
+) -> Result<Value, EventError> {
+    if let Some(source) = source {
+        if source != "aws.sagemaker" {
+            return Err(EventError::malformed(
+                kind,
+                "source",
+                format!("is {source:?}, expected \"aws.sagemaker\""),
+            ));
+        }
+    }
+    match detail {
+        Some(d @ Value::Object(_)) => Ok(d),
+        // Some senders double-encode the detail; accept a JSON object inside a string.
+        Some(Value::String(s)) => serde_json::from_str::<Value>(&s)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| {
+                EventError::malformed(
+                    kind,
+                    "detail",
+                    "is a string that does not hold a JSON object",
+                )
+            }),
+        _ => Err(EventError::malformed(
+            kind,
+            "detail",
+            "is missing or not an object",
+        )),
+    }
+}
+
 /// Parses one of the three SageMaker events (recognised by `detail-type`).
 pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
     let envelope: Envelope = lenient::read(KIND, "", event)?;
@@ -259,36 +296,7 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             })
         }
     };
-    if let Some(source) = envelope.source.get() {
-        if source != "aws.sagemaker" {
-            return Err(EventError::malformed(
-                KIND,
-                "source",
-                format!("is {source:?}, expected \"aws.sagemaker\""),
-            ));
-        }
-    }
-    let detail = match envelope.detail {
-        Some(d @ Value::Object(_)) => d,
-        // Some senders double-encode the detail; accept a JSON object inside a string.
-        Some(Value::String(s)) => serde_json::from_str::<Value>(&s)
-            .ok()
-            .filter(Value::is_object)
-            .ok_or_else(|| {
-                EventError::malformed(
-                    KIND,
-                    "detail",
-                    "is a string that does not hold a JSON object",
-                )
-            })?,
-        _ => {
-            return Err(EventError::malformed(
-                KIND,
-                "detail",
-                "is missing or not an object",
-            ))
-        }
-    };
+    let detail = sagemaker_detail(KIND, envelope.source.get(), envelope.detail)?;
     let detail: Detail = lenient::read(KIND, "detail", &detail)?;
     let endpoint = detail
         .endpoint_name

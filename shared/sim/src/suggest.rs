@@ -18,6 +18,12 @@ pub fn demand_history(
     target: &TargetWorld,
     until: Option<DateTime<Utc>>,
 ) -> DemandSeries {
+    trace_series(trace, target.trace_scale, until)
+}
+
+/// `trace` scaled by `scale` as requests per minute, one value per row, cut at `until` (only
+/// the rows that ended before it).
+pub fn trace_series(trace: &Trace, scale: f64, until: Option<DateTime<Utc>>) -> DemandSeries {
     let minutes = trace.interval_secs as f64 / 60.0;
     let rows = match until {
         Some(u) => ((u - trace.start).num_seconds().max(0) / trace.interval_secs) as usize,
@@ -27,7 +33,7 @@ pub fn demand_history(
         .counts
         .iter()
         .take(rows)
-        .map(|&n| (n as f64 * target.trace_scale / minutes) as f32)
+        .map(|&n| (n as f64 * scale / minutes) as f32)
         .collect();
     DemandSeries::new(trace.start, trace.interval_secs, values)
 }
