@@ -1,6 +1,8 @@
-//! CloudWatch behind `headroom_core::metrics_port::DemandHistory`: each target's `Invocations`
-//! history through GetMetricData, one query per target, as many targets per call as the call's
-//! limits allow (500 queries, 100,800 datapoints; the use case chunks), following NextToken.
+//! CloudWatch behind `headroom_core::metrics_port::DemandHistory`: each target's demand history
+//! through GetMetricData, as many targets per call as the call's limits allow (500 queries,
+//! 100,800 datapoints; the use case chunks), following NextToken. A target's demand is one query
+//! (`Invocations`, `ApproximateBacklogSize`), or for `concurrency` one metric-math expression
+//! over three metrics that are read but not returned (`metrics_port::DemandSource`).
 
 use std::collections::HashMap;
 
@@ -10,7 +12,7 @@ use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
 use headroom_core::metrics_port::{
-    demand_metric, is_count, workload_metrics, DemandHistory, DemandQuery, MetricRef, Workload,
+    demand_source, workload_metrics, DemandHistory, DemandQuery, DemandSource, MetricRef, Workload,
 };
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
@@ -40,6 +42,10 @@ fn aws_time(t: DateTime<Utc>) -> AwsDateTime {
 pub(crate) const MAX_PAGES: usize = 10;
 
 fn query(id: String, m: &MetricRef, period_secs: i64) -> MetricDataQuery {
+    query_returning(id, m, period_secs, true)
+}
+
+fn query_returning(id: String, m: &MetricRef, period_secs: i64, returned: bool) -> MetricDataQuery {
     let metric = Metric::builder()
         .namespace(m.namespace)
         .metric_name(m.name)
@@ -59,8 +65,37 @@ fn query(id: String, m: &MetricRef, period_secs: i64) -> MetricDataQuery {
                 .stat(m.statistic)
                 .build(),
         )
-        .return_data(true)
+        .return_data(returned)
         .build()
+}
+
+/// The queries of one target's demand, the one answering it named `id`: a single metric, or
+/// the expression over its inputs (named `id_0`, `id_1`, ..., read but not returned).
+fn demand_queries(id: &str, source: &DemandSource, period_secs: i64) -> Vec<MetricDataQuery> {
+    let inputs = source.inputs();
+    let names: Vec<String> = (0..inputs.len()).map(|k| format!("{id}_{k}")).collect();
+    match source.expression(&names) {
+        None => inputs
+            .iter()
+            .map(|m| query(id.to_owned(), m, period_secs))
+            .collect(),
+        Some(expression) => {
+            let mut out: Vec<MetricDataQuery> = inputs
+                .iter()
+                .zip(&names)
+                .map(|(m, name)| query_returning(name.clone(), m, period_secs, false))
+                .collect();
+            out.push(
+                MetricDataQuery::builder()
+                    .id(id)
+                    .expression(expression)
+                    .period(period_secs as i32)
+                    .return_data(true)
+                    .build(),
+            );
+            out
+        }
+    }
 }
 
 /// One of the three workload statistics of a target, as the datapoints CloudWatch returned for
@@ -154,14 +189,14 @@ impl DemandHistory for CloudWatchDemand {
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
         let secs = period.as_secs().max(60);
-        let metrics: Vec<MetricRef> = targets
+        let sources: Vec<DemandSource> = targets
             .iter()
-            .map(|q| demand_metric(&q.target, q.kind))
+            .map(|q| demand_source(&q.target, q.kind))
             .collect();
-        let queries: Vec<MetricDataQuery> = metrics
+        let queries: Vec<MetricDataQuery> = sources
             .iter()
             .enumerate()
-            .map(|(i, m)| query(format!("t{i}"), m, secs))
+            .flat_map(|(i, s)| demand_queries(&format!("t{i}"), s, secs))
             .collect();
         let slots = ((to - from).num_seconds() / secs).max(0) as usize;
         let mut values: Vec<Vec<f32>> = vec![vec![f32::NAN; slots]; targets.len()];
@@ -193,7 +228,7 @@ impl DemandHistory for CloudWatchDemand {
                     let k = (t.secs() - from.timestamp()).div_euclid(secs);
                     if let Some(slot) = usize::try_from(k).ok().and_then(|k| values[i].get_mut(k)) {
                         // A Sum over the period as requests per minute; a level as it is.
-                        *slot = if is_count(&metrics[i]) {
+                        *slot = if sources[i].is_count() {
                             (*v / (secs as f64 / 60.0)) as f32
                         } else {
                             *v as f32
@@ -320,6 +355,52 @@ mod tests {
         // THEN the Average is kept as it is (requests waiting, not a rate)
         assert_eq!(answer.num_calls(), 1);
         assert_eq!(series[0].values[1], 42.0);
+    }
+
+    #[tokio::test]
+    async fn concurrency_is_one_expression_over_three_metrics_kept_as_a_level() {
+        // GIVEN CloudWatch answering a request with the three input metrics (not returned) and
+        // the expression multiplying the per-model concurrency by the instance count
+        let answer = mock!(Client::get_metric_data)
+            .match_requests(|r| {
+                let qs = r.metric_data_queries();
+                let metric = |i: usize| {
+                    qs.get(i)
+                        .and_then(|q| q.metric_stat())
+                        .and_then(|s| Some((s.metric()?.metric_name()?, s.stat()?)))
+                };
+                qs.len() == 4
+                    && metric(0) == Some(("ConcurrentRequestsPerModel", "Average"))
+                    && metric(1) == Some(("Invocations", "Sum"))
+                    && metric(2) == Some(("InvocationsPerInstance", "Sum"))
+                    && qs[..3].iter().all(|q| q.return_data() == Some(false))
+                    && qs[3].id() == Some("t0")
+                    && qs[3].expression() == Some("IF(t0_2 > 0, t0_0 * t0_1 / t0_2, 0)")
+                    && qs[3].return_data() == Some(true)
+            })
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result("t0", &[("2026-03-02T08:05:00Z", 36.0)]))
+                    .build()
+            });
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        // WHEN a variant's concurrency is read at 5 minutes
+        let series = CloudWatchDemand::new(client)
+            .demand(
+                &[DemandQuery {
+                    target: ScalableTargetId::variant("chat", "AllTraffic").unwrap(),
+                    kind: headroom_core::plan::DemandKind::Concurrency,
+                }],
+                t("2026-03-02T08:00:00Z"),
+                t("2026-03-02T08:15:00Z"),
+                Span::minutes(5),
+            )
+            .await
+            .unwrap();
+        // THEN the expression's value is the demand, as a level (requests in flight)
+        assert_eq!(answer.num_calls(), 1);
+        assert_eq!(series[0].values[1], 36.0);
+        assert!(series[0].values[0].is_nan());
     }
 
     #[tokio::test]

@@ -44,13 +44,90 @@ pub fn is_count(m: &MetricRef) -> bool {
     m.statistic == "Sum"
 }
 
+/// How a target's demand is read from CloudWatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DemandSource {
+    /// One metric, as it is (a Sum becomes a rate per minute: [`is_count`]).
+    Metric(MetricRef),
+    /// The requests in flight on the whole target, as one metric-math expression over three
+    /// metrics of the same period: `per_model` (the high-resolution `ConcurrentRequestsPerModel`
+    /// or `ConcurrentRequestsPerCopy`, Average: requests in flight per instance or copy) times
+    /// the instances serving, which is `invocations / per_instance`: every request adds 1 to
+    /// `Invocations` and `1 / instances` to `InvocationsPerInstance` (SageMaker API reference,
+    /// `ScalingPolicyMetric`), so the ratio of their Sums is the instance count the period's
+    /// requests saw. CloudWatch publishes no instance count of its own for a variant.
+    InFlight {
+        per_model: MetricRef,
+        invocations: MetricRef,
+        per_instance: MetricRef,
+    },
+}
+
+impl DemandSource {
+    /// The metrics the source reads, in the order [`DemandSource::expression`] names them.
+    pub fn inputs(&self) -> Vec<&MetricRef> {
+        match self {
+            Self::Metric(m) => vec![m],
+            Self::InFlight {
+                per_model,
+                invocations,
+                per_instance,
+            } => vec![per_model, invocations, per_instance],
+        }
+    }
+
+    /// GetMetricData queries one target takes: its inputs, plus the expression when there is one.
+    pub fn queries(&self) -> usize {
+        match self {
+            Self::Metric(_) => 1,
+            Self::InFlight { .. } => 4,
+        }
+    }
+
+    /// Whether the datapoints are counts per period (turned into a rate per minute).
+    pub fn is_count(&self) -> bool {
+        match self {
+            Self::Metric(m) => is_count(m),
+            Self::InFlight { .. } => false,
+        }
+    }
+
+    /// The metric-math expression over the inputs, named by `ids` (in [`DemandSource::inputs`]
+    /// order); `None` for a single metric. A period without requests has no instance count to
+    /// divide by and nothing in flight: it reads 0, not a division by zero.
+    pub fn expression(&self, ids: &[String]) -> Option<String> {
+        match (self, ids) {
+            (Self::InFlight { .. }, [c, n, p]) => Some(format!("IF({p} > 0, {c} * {n} / {p}, 0)")),
+            _ => None,
+        }
+    }
+}
+
+/// What measures a target's demand in CloudWatch (see [`demand_metric`] for the single
+/// metrics): for `concurrency`, the requests in flight of [`DemandSource::InFlight`].
+pub fn demand_source(id: &ScalableTargetId, kind: DemandKind) -> DemandSource {
+    if kind != DemandKind::Concurrency {
+        return DemandSource::Metric(demand_metric(id, kind));
+    }
+    let [_, per_model, per_instance] = workload_metrics(id);
+    DemandSource::InFlight {
+        per_model: MetricRef {
+            statistic: "Average",
+            ..per_model
+        },
+        invocations: demand_metric(id, DemandKind::Invocations),
+        per_instance,
+    }
+}
+
 /// The metric that measures a target's demand: `Invocations` (Sum) of the variant, or of the
 /// inference component (SageMaker publishes it per component with the `InferenceComponentName`
 /// dimension); for an asynchronous endpoint's backlog, `ApproximateBacklogSize` (Average, per
 /// endpoint: SageMaker developer guide, "Monitor asynchronous endpoints", endpoint metrics). A
 /// serverless variant publishes `Invocations` too ("Common endpoint metrics" in the SageMaker
 /// developer guide, "Alarms and logs for tracking metrics from serverless endpoints"), so its
-/// provisioned concurrency is forecast from the same metric.
+/// provisioned concurrency is forecast from the same metric. `concurrency` is read through
+/// [`demand_source`]; here it names its `Invocations`.
 pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
     match (id, kind) {
         (ScalableTargetId::Variant { endpoint, .. }, DemandKind::Backlog) => MetricRef {
@@ -63,7 +140,7 @@ pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
             ScalableTargetId::Variant {
                 endpoint, variant, ..
             },
-            DemandKind::Invocations,
+            DemandKind::Invocations | DemandKind::Concurrency,
         ) => MetricRef {
             namespace: "AWS/SageMaker",
             name: "Invocations",
@@ -87,10 +164,23 @@ pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
 pub const QUERIES_PER_CALL: usize = 500;
 pub const DATAPOINTS_PER_CALL: usize = 100_800;
 
-/// How many targets' histories fit one GetMetricData call.
+/// How many targets' histories fit one GetMetricData call, one query per target.
 pub fn targets_per_call(from: DateTime<Utc>, to: DateTime<Utc>, period: Span) -> usize {
+    targets_per_call_of(from, to, period, 1)
+}
+
+/// How many targets fit one call when each takes `queries` queries ([`DemandSource::queries`]).
+/// Every query's datapoints are counted against the call's 100,800, the inputs of an expression
+/// too: the limit is written for the call, and counting them can only make calls smaller.
+pub fn targets_per_call_of(
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    period: Span,
+    queries: usize,
+) -> usize {
+    let q = queries.max(1);
     let points = ((to - from).num_seconds() / period.as_secs().max(1)).max(1) as usize;
-    (DATAPOINTS_PER_CALL / points).clamp(1, QUERIES_PER_CALL)
+    (DATAPOINTS_PER_CALL / (points * q)).clamp(1, QUERIES_PER_CALL / q)
 }
 
 /// What one target's workload measured over a window. `None` where CloudWatch had no datapoint
@@ -275,4 +365,70 @@ pub fn window(s: &DemandSeries, from: DateTime<Utc>, to: DateTime<Utc>) -> Deman
     let end = ((to - s.start).num_seconds().max(0) / p).min(s.values.len() as i64);
     let skip = (skip as usize).min(end as usize);
     DemandSeries::new(s.at(skip), p, s.values[skip..end as usize].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &DemandSource) -> Vec<(&str, &str)> {
+        s.inputs().iter().map(|m| (m.name, m.statistic)).collect()
+    }
+
+    #[test]
+    fn concurrency_multiplies_the_per_model_level_by_the_instances_serving() {
+        let variant = ScalableTargetId::variant("chat", "AllTraffic").expect("id");
+        let s = demand_source(&variant, DemandKind::Concurrency);
+        assert_eq!(
+            names(&s),
+            [
+                ("ConcurrentRequestsPerModel", "Average"),
+                ("Invocations", "Sum"),
+                ("InvocationsPerInstance", "Sum"),
+            ]
+        );
+        assert!(!s.is_count());
+        assert_eq!(s.queries(), 4);
+        let ids = ["c".to_owned(), "n".to_owned(), "p".to_owned()];
+        assert_eq!(
+            s.expression(&ids).as_deref(),
+            Some("IF(p > 0, c * n / p, 0)")
+        );
+        // A component's copies: the per-copy metrics, under its own dimension.
+        let ic = ScalableTargetId::component("chat-ic").expect("id");
+        let s = demand_source(&ic, DemandKind::Concurrency);
+        assert_eq!(
+            names(&s),
+            [
+                ("ConcurrentRequestsPerCopy", "Average"),
+                ("Invocations", "Sum"),
+                ("InvocationsPerCopy", "Sum"),
+            ]
+        );
+        assert!(s
+            .inputs()
+            .iter()
+            .all(|m| m.dimensions == [("InferenceComponentName", "chat-ic".to_owned())]));
+    }
+
+    #[test]
+    fn a_single_metric_is_one_query_without_an_expression() {
+        let variant = ScalableTargetId::variant("chat", "AllTraffic").expect("id");
+        let s = demand_source(&variant, DemandKind::Invocations);
+        assert_eq!((s.queries(), s.is_count()), (1, true));
+        assert_eq!(s.expression(&["t0".to_owned()]), None);
+        let s = demand_source(&variant, DemandKind::Backlog);
+        assert_eq!((s.queries(), s.is_count()), (1, false));
+    }
+
+    #[test]
+    fn calls_shrink_with_the_queries_each_target_takes() {
+        let from: DateTime<Utc> = "2026-03-01T00:00:00Z".parse().expect("t");
+        let to = from + chrono::Duration::days(14);
+        assert_eq!(targets_per_call(from, to, Span::minutes(5)), 25);
+        assert_eq!(targets_per_call_of(from, to, Span::minutes(5), 4), 6);
+        // A short window is bound by the 500 queries instead.
+        let hour = from + chrono::Duration::hours(1);
+        assert_eq!(targets_per_call_of(from, hour, Span::minutes(5), 4), 125);
+    }
 }

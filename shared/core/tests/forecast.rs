@@ -213,34 +213,69 @@ fn a_state_stored_before_the_forecast_existed_still_loads() {
     assert_eq!((s.version, s.forecast), (3, None));
 }
 
-#[test]
-fn a_refresh_over_500_targets_makes_20_metric_calls() {
-    // 14 days at 5 minutes is 4,032 datapoints a target; GetMetricData returns at most 100,800
-    // a call, so 25 targets share one call: 500 targets take 20 calls, once an hour.
+/// Refreshes `n` targets with forecast section extra `extra`, none with history; returns the
+/// GetMetricData calls made.
+fn refresh_calls(n: usize, extra: impl Fn(usize) -> &'static str) -> usize {
     let mut text = String::from("version = 1\n");
-    let ids: Vec<ScalableTargetId> = (0..500)
+    let ids: Vec<ScalableTargetId> = (0..n)
         .map(|i| {
             let id: ScalableTargetId = format!("endpoint/shop-{i}/variant/AllTraffic")
                 .parse()
                 .expect("id");
             text.push_str(&format!(
-                "[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n[target.forecast]\ninvocations_per_instance = 30.0\n"
+                "[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n[target.forecast]\ninvocations_per_instance = 30.0\n{}",
+                extra(i)
             ));
             id
         })
         .collect();
-    let plan = parse_plan("500.toml", &text).expect("plan");
+    let plan = parse_plan("many.toml", &text).expect("plan");
     let aas = ids.iter().fold(MemoryScalingTargets::default(), |a, id| {
         a.with_target(id.clone(), 1, 40)
     });
-    let store = MemoryStateStore::default();
     let demand = MemoryDemand::default();
+    let store = MemoryStateStore::default();
     let now = at("2026-03-06T08:50:00Z");
     let report = block_on(refresh_forecasts(&demand, &aas, &store, &plan, &ids, now));
-    assert_eq!(report.metric_calls, 20);
-    assert_eq!(demand.calls.load(std::sync::atomic::Ordering::Relaxed), 20);
-    // No history anywhere: every target says why it has no forecast.
-    assert_eq!(report.unavailable.len(), 500);
+    assert_eq!(report.unavailable.len(), n);
+    assert_eq!(
+        demand.calls.load(std::sync::atomic::Ordering::Relaxed),
+        report.metric_calls
+    );
+    report.metric_calls
+}
+
+#[test]
+fn a_concurrency_refresh_over_500_targets_makes_84_metric_calls() {
+    // A concurrency demand is four queries a target (three metrics and the expression), each
+    // counted at 4,032 datapoints: 6 targets a call (100,800 / 16,128), so 500 take 84 calls.
+    assert_eq!(refresh_calls(500, |_| "demand = \"concurrency\"\n"), 84);
+    // Mixed with invocation targets, each kind chunks on its own: 250 / 6 -> 42, 250 / 25 -> 10.
+    let mixed = refresh_calls(500, |i| {
+        if i % 2 == 0 {
+            "demand = \"concurrency\"\n"
+        } else {
+            ""
+        }
+    });
+    assert_eq!(mixed, 52);
+}
+
+#[test]
+fn a_concurrency_forecast_is_refused_on_a_serverless_target() {
+    let err = parse_plan(
+        "test.toml",
+        "version = 1\n[[target]]\nresource_id = \"endpoint/sls/variant/AllTraffic\"\ndimension = \"provisioned_concurrency\"\nmin_capacity = 1\nmax_capacity = 4\n[target.forecast]\ninvocations_per_instance = 30.0\ndemand = \"concurrency\"\n",
+    )
+    .expect_err("invalid");
+    assert!(err.to_string().contains("does not publish"), "{err}");
+}
+
+#[test]
+fn a_refresh_over_500_targets_makes_20_metric_calls() {
+    // 14 days at 5 minutes is 4,032 datapoints a target; GetMetricData returns at most 100,800
+    // a call, so 25 targets share one call: 500 targets take 20 calls, once an hour.
+    assert_eq!(refresh_calls(500, |_| ""), 20);
 }
 
 #[test]
@@ -287,7 +322,8 @@ fn a_backlog_forecast_on_an_inference_component_is_refused() {
     )
     .expect_err("invalid");
     assert!(
-        err.to_string().contains("use invocations or backlog"),
+        err.to_string()
+            .contains("use invocations, concurrency or backlog"),
         "{err}"
     );
 }

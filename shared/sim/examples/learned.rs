@@ -61,6 +61,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             plan.push_str(&extra.replace(';', "\n"));
             plan.push('\n');
         }
+        // For experiments: `from=>to` replacements in the suggested plan, `;`-separated
+        // (`PLAN_REPLACE='hold = "30m"=>hold = "10m"'`).
+        if let Ok(pairs) = std::env::var("PLAN_REPLACE") {
+            for pair in pairs.split(';') {
+                if let Some((from, to)) = pair.split_once("=>") {
+                    plan = plan.replace(from, &to.replace("\\n", "\n"));
+                }
+            }
+        }
         if std::env::var_os("SHOW_PLAN").is_some() {
             eprintln!("{plan}");
         }

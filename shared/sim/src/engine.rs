@@ -17,6 +17,7 @@ use headroom_core::forecast::{DemandSeries, ForecastScore};
 use headroom_core::memory::MemoryStateStore;
 use headroom_core::metrics_port::{window, DemandHistory, DemandQuery};
 use headroom_core::model::Observed;
+use headroom_core::plan::DemandKind;
 use headroom_core::ports::{PortError, ScalingTargets};
 use headroom_core::Span;
 use headroom_core::{ScalableTargetId, Suspended};
@@ -173,6 +174,12 @@ pub struct TargetRun {
     /// forecast reads (each minute visible `standard_delay` after it ends).
     pub history: Vec<f32>,
     minute_arrivals: f64,
+    /// Requests in flight on the whole target (served and waiting), the mean of each clock
+    /// minute: what the `concurrency` demand's metric-math expression reads from CloudWatch
+    /// (`ConcurrentRequestsPerModel` times the instances serving).
+    pub in_flight_history: Vec<f32>,
+    minute_in_flight: f64,
+    service_time: f64,
 }
 
 impl TargetRun {
@@ -233,6 +240,9 @@ impl TargetRun {
             minute_breach: false,
             history: Vec::new(),
             minute_arrivals: 0.0,
+            in_flight_history: Vec::new(),
+            minute_in_flight: 0.0,
+            service_time: t.service_time,
         }
     }
 
@@ -249,9 +259,14 @@ impl TargetRun {
         );
         self.stats.record(now, out, self.endpoint.billed());
         self.minute_arrivals += out.arrivals;
+        self.minute_in_flight += out.served / STEP_SECS as f64 * self.service_time + out.backlog;
         if (now + STEP_SECS).rem_euclid(60) == 0 {
             self.history.push(self.minute_arrivals as f32);
             self.minute_arrivals = 0.0;
+            let steps = (60 / STEP_SECS) as f64;
+            self.in_flight_history
+                .push((self.minute_in_flight / steps) as f32);
+            self.minute_in_flight = 0.0;
         }
         if let Some(points) = self.chart.as_mut() {
             self.minute_demand = self
@@ -378,8 +393,9 @@ impl DemandHistory for SimAas {
         to: DateTime<Utc>,
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
-        // The simulator serves every kind as the requests that arrived: its async targets'
-        // forecasts learn the arrivals, which the backlog follows.
+        // Concurrency is the requests in flight; the simulator serves the other kinds as the
+        // requests that arrived: its async targets' forecasts learn the arrivals, which the
+        // backlog follows.
         let runs = self.runs();
         let visible_until = to.timestamp() - self.metric_delay;
         Ok(targets
@@ -390,12 +406,16 @@ impl DemandHistory for SimAas {
                 };
                 // Copy only the minutes asked for (the run's history grows by a minute a minute).
                 let minute_of = |t: i64| ((t - self.history_start).div_euclid(60)).max(0) as usize;
-                let end = minute_of(visible_until).min(r.history.len());
+                let minutes = match q.kind {
+                    DemandKind::Concurrency => &r.in_flight_history,
+                    DemandKind::Invocations | DemandKind::Backlog => &r.history,
+                };
+                let end = minute_of(visible_until).min(minutes.len());
                 let skip = minute_of(from.timestamp()).min(end);
                 let seen = DemandSeries::new(
                     instant(self.history_start + skip as i64 * 60),
                     60,
-                    r.history[skip..end].to_vec(),
+                    minutes[skip..end].to_vec(),
                 );
                 window(&seen.coarsen(period.as_secs()), from, to)
             })

@@ -256,3 +256,80 @@ evaluation_periods = 1
         "{end:?}"
     );
 }
+
+#[test]
+fn a_concurrency_forecast_prescales_a_daily_peak_from_requests_in_flight() {
+    // GIVEN an LLM variant scaled on the high-resolution ConcurrentRequestsPerModel (8 s per
+    // request, 4 in flight per instance at full load, tracking 3), five days of 5 req/s that
+    // jump to 40 req/s at 09:00 for an hour, and a forecast that reads the requests in flight
+    let world = r#"
+seed = 3
+[metrics]
+high_resolution_delay = "20s"
+[[target]]
+resource_id = "endpoint/llm/variant/AllTraffic"
+capacity_per_instance = 0.5
+service_time = "8s"
+latency_objective = "30s"
+queue_bound = 200
+provisioning = { min = "4m30s", max = "9m" }
+  [target.target_tracking]
+  metric = "ConcurrentRequestsPerModel"
+  target_value = 3.0
+"#;
+    let plan = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/llm/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 120
+lead_time = "12m"
+  [target.forecast]
+  demand = "concurrency"
+  invocations_per_instance = 3.0
+  min_history = "3d"
+"#;
+    let trace = trace("2026-01-05T00:00:00Z", 5 * 1440, |m| {
+        if (540..600).contains(&(m % 1440)) {
+            40.0
+        } else {
+            5.0
+        }
+    });
+    let results = run(&scenario(plan, world, &trace));
+    let tt = of(&results, Strategy::TargetTracking);
+    let hr = of(&results, Strategy::Headroom);
+    let activity = hr.headroom.as_ref().expect("headroom ran");
+    assert_eq!(activity.errors, 0, "{:?}", activity.first_error);
+    assert!(activity.forecast_refreshes > 0);
+    // THEN on the fourth and fifth mornings (three days of history behind them) MinCapacity
+    // stands at 40 req/s x 8 s / 3 in flight per instance = 107 before 09:00 (at 08:30 it
+    // holds the quiet hours' 5 x 8 / 3 = 14: the lead time has not begun), and the peak that
+    // target tracking breaches is met
+    for day in ["2026-01-08", "2026-01-09"] {
+        let at = |hm: &str| {
+            window(hr, &format!("{day}T{hm}:00Z"), &format!("{day}T{hm}:59Z"))
+                .first()
+                .map(|p| p.min_capacity)
+        };
+        assert_eq!(at("08:30"), Some(14), "{day}");
+        assert!(
+            at("08:55").is_some_and(|m| m >= 107),
+            "{day}: {:?}",
+            at("08:55")
+        );
+        let peak = |r| {
+            breach_minutes(&window(
+                r,
+                &format!("{day}T09:00:00Z"),
+                &format!("{day}T10:00:00Z"),
+            ))
+        };
+        assert!(
+            peak(tt) >= 5,
+            "{day}: target tracking breaches {}",
+            peak(tt)
+        );
+        assert_eq!(peak(hr), 0, "{day}");
+    }
+}

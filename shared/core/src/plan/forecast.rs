@@ -39,8 +39,10 @@ pub struct ForecastFile {
     pub max_floor: Option<u32>,
     /// Time zone of the daily and weekly cycle (default: the plan's default time zone).
     pub timezone: Option<String>,
-    /// What measures demand: `invocations` (default) or, for an asynchronous endpoint,
-    /// `backlog` (its `ApproximateBacklogSize`).
+    /// What measures demand: `invocations` (default); `concurrency`, the requests in flight
+    /// (for a target whose target tracking follows the high-resolution
+    /// `ConcurrentRequestsPerModel` or `ConcurrentRequestsPerCopy`); or, for an asynchronous
+    /// endpoint, `backlog` (its `ApproximateBacklogSize`).
     pub demand: Option<String>,
 }
 
@@ -57,6 +59,12 @@ pub enum DemandKind {
     /// `invocations_per_instance` is then the backlog one instance should hold (the target value
     /// of `ApproximateBacklogSizePerInstance`).
     Backlog,
+    /// Requests in flight on the whole target: the high-resolution `ConcurrentRequestsPerModel`
+    /// (per copy: `ConcurrentRequestsPerCopy`) times the instances (copies) serving, read as one
+    /// CloudWatch metric-math expression (`metrics_port::DemandSource`);
+    /// `invocations_per_instance` is then the concurrent requests one instance should hold (the
+    /// target value of that metric's target-tracking policy).
+    Concurrency,
 }
 
 /// Whether the forecast acts.
@@ -132,10 +140,20 @@ pub fn check_forecast(
             DemandKind::Invocations
         }
         Some("backlog") => DemandKind::Backlog,
+        // A serverless variant publishes no ConcurrentRequestsPerModel (the serverless metrics
+        // page lists every metric it publishes; `metrics_port::workload_metrics`).
+        Some("concurrency") if dimension == Some(Dimension::VariantProvisionedConcurrency) => {
+            fail(
+                field("demand"),
+                "concurrency reads ConcurrentRequestsPerModel, which a serverless endpoint does not publish: forecast its invocations".into(),
+            );
+            DemandKind::Invocations
+        }
+        Some("concurrency") => DemandKind::Concurrency,
         Some(other) => {
             fail(
                 field("demand"),
-                format!("{other:?} is unknown: use invocations or backlog"),
+                format!("{other:?} is unknown: use invocations, concurrency or backlog"),
             );
             DemandKind::Invocations
         }

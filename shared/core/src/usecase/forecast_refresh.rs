@@ -14,7 +14,7 @@ use crate::forecast::window_score::{keep_newest, score_windows, WindowScore, KEP
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::metrics_port::{targets_per_call, DemandHistory, DemandQuery};
+use crate::metrics_port::{demand_source, targets_per_call_of, DemandHistory, DemandQuery};
 use crate::plan::{Plan, TargetPlan};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
@@ -55,17 +55,20 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
         .filter_map(|id| plan.target(id))
         .filter(|t| t.forecast.is_some())
         .collect();
-    // Targets that read the same window at the same period share calls.
-    let mut groups: Vec<(i64, i64, Vec<&TargetPlan>)> = Vec::new();
+    // Targets that read the same window at the same period, with as many queries each, share
+    // calls: (history seconds, period seconds, queries per target).
+    type CallShape = (i64, i64, usize);
+    let mut groups: Vec<(CallShape, Vec<&TargetPlan>)> = Vec::new();
     for t in targets {
         let p = t.forecast.as_ref().expect("filtered on forecast");
-        let key = (p.history.as_secs(), p.resolution.as_secs());
-        match groups.iter_mut().find(|g| (g.0, g.1) == key) {
-            Some(g) => g.2.push(t),
-            None => groups.push((key.0, key.1, vec![t])),
+        let queries = demand_source(&t.id, p.demand).queries();
+        let key = (p.history.as_secs(), p.resolution.as_secs(), queries);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(t),
+            None => groups.push((key, vec![t])),
         }
     }
-    for (history, period, members) in groups {
+    for ((history, period, queries), members) in groups {
         let from = now - chrono::Duration::seconds(history);
         let period = crate::duration::Span::seconds(period);
         let aligned_to = DateTime::from_timestamp(
@@ -73,7 +76,7 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
             0,
         )
         .unwrap_or(now);
-        for chunk in members.chunks(targets_per_call(from, aligned_to, period)) {
+        for chunk in members.chunks(targets_per_call_of(from, aligned_to, period, queries)) {
             let ids: Vec<ScalableTargetId> = chunk.iter().map(|t| t.id.clone()).collect();
             let queries: Vec<DemandQuery> = chunk
                 .iter()
