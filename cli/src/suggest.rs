@@ -7,7 +7,9 @@
 //!   days, read as the forecast refresh reads it;
 //! - `--trace TRACE --world WORLD`: offline, from a trace and the simulator's world file.
 //!
-//! `--until` ends the history in both forms.
+//! `--until` ends the history in both forms. The offline form also tunes the suggestion to
+//! `--budget` (default 1.15x target tracking's instance-hours) by simulating the same history
+//! (`headroom_sim::tune`); the CloudWatch form has no world to simulate and prints it untuned.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +21,8 @@ use headroom_core::suggest::cloudwatch::{
     suggest_from_cloudwatch, CloudWatchSuggestError, HistoryWindow, DEFAULT_DAYS,
 };
 use headroom_core::suggest::plan::SuggestError;
-use headroom_sim::suggest::suggest_plan;
+use headroom_core::suggest::tune::DEFAULT_BUDGET;
+use headroom_sim::suggest::suggest_plan_within;
 use headroom_sim::{Trace, World};
 
 use crate::exit::{CliError, Exit};
@@ -42,13 +45,37 @@ pub struct SuggestArgs {
     /// Use only history before this instant (RFC 3339).
     #[arg(long)]
     pub until: Option<DateTime<Utc>>,
+    /// Offline: tune the forecast quantile and guard hold by simulating the history, keeping
+    /// instance-hours within this many times target tracking's (default 1.15; `none`: untuned).
+    #[arg(long, requires = "trace", value_parser = parse_budget)]
+    pub budget: Option<Budget>,
+}
+
+/// `--budget`: a ratio of target tracking's instance-hours, or `none`.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget(Option<f64>);
+
+fn parse_budget(s: &str) -> Result<Budget, String> {
+    if s == "none" {
+        return Ok(Budget(None));
+    }
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=10.0).contains(&v) => Ok(Budget(Some(v))),
+        _ => Err(format!(
+            "{s:?} is not a budget: a ratio of target tracking's instance-hours from 1 to 10 \
+             (1.15: at most 15 % more), or none"
+        )),
+    }
 }
 
 pub async fn run(args: SuggestArgs) -> anyhow::Result<()> {
     let base_name = args.plan.display().to_string();
     let base = read(&args.plan, "base plan")?;
     let out = match (&args.trace, &args.world) {
-        (Some(trace), Some(world)) => offline((&base_name, &base), trace, world, args.until)?,
+        (Some(trace), Some(world)) => {
+            let budget = args.budget.map_or(Some(DEFAULT_BUDGET), |b| b.0);
+            offline((&base_name, &base), trace, world, args.until, budget)?
+        }
         _ => from_cloudwatch((&base_name, &base), args.days, args.until).await?,
     };
     out!("{out}")?;
@@ -60,6 +87,7 @@ fn offline(
     trace_path: &Path,
     world_path: &Path,
     until: Option<DateTime<Utc>>,
+    budget: Option<f64>,
 ) -> anyhow::Result<String> {
     let trace = Trace::parse(
         &trace_path.display().to_string(),
@@ -69,7 +97,7 @@ fn offline(
         &world_path.display().to_string(),
         &read(world_path, "world file")?,
     )?;
-    suggest_plan(base, &trace, &world, until).map_err(suggest_error)
+    suggest_plan_within(base, &trace, &world, until, budget).map_err(suggest_error)
 }
 
 async fn from_cloudwatch(

@@ -88,3 +88,34 @@ fn days_outside_cloudwatchs_retention_are_refused() {
         assert!(err.contains("is not in 1..=63"), "{err}");
     }
 }
+
+#[test]
+fn a_budget_is_a_ratio_from_1_to_10_or_none() {
+    let offline = [
+        "--trace",
+        "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+        "--world",
+        "events/scenarios/nyc-taxi-learned/world.toml",
+        "--until",
+        "2014-10-13T04:00:00Z",
+    ];
+    for bad in ["0.5", "11", "cheap"] {
+        let out = suggest(&[&offline[..], &["--budget", bad]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--budget {bad}: {err}");
+        assert!(err.contains("is not a budget"), "{err}");
+    }
+    // Without a world there is nothing to simulate: the CloudWatch form takes no budget.
+    let out = suggest(&["--budget", "1.2"]);
+    assert_eq!(out.status.code(), Some(2));
+    // `none` prints the suggestion untuned: no tuning evidence, the forecast at its defaults.
+    let out = suggest(&[&offline[..], &["--budget", "none"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(!printed.contains("# Tuned"), "{printed}");
+    assert!(!printed.contains("quantile ="), "{printed}");
+}

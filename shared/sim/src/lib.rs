@@ -24,6 +24,7 @@ pub mod stats;
 pub mod suggest;
 pub mod synthetic;
 pub mod trace;
+pub mod tune;
 pub mod world;
 
 pub use engine::{run_all, RunOptions, Strategy, StrategyResult};

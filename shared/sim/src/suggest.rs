@@ -5,6 +5,8 @@
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
 
+use headroom_core::suggest::tune::DEFAULT_BUDGET;
+
 use crate::trace::Trace;
 use crate::world::{Metric, TargetWorld};
 
@@ -83,9 +85,35 @@ pub fn suggest_plan(
     world: &crate::world::World,
     until: Option<DateTime<Utc>>,
 ) -> Result<String, SuggestError> {
+    suggest_plan_within(base, trace, world, until, Some(DEFAULT_BUDGET))
+}
+
+/// [`suggest_plan`] tuned to `budget` times target tracking's instance-hours by a backtest over
+/// the same history (`crate::tune`, rules in `headroom_core::suggest::tune`); `None`: untuned.
+pub fn suggest_plan_within(
+    base: (&str, &str),
+    trace: &Trace,
+    world: &crate::world::World,
+    until: Option<DateTime<Utc>>,
+    budget: Option<f64>,
+) -> Result<String, SuggestError> {
+    let until = until.map(|u| u.min(trace.end()));
+    match budget {
+        Some(budget) => crate::tune::tuned(base, trace, world, until, budget),
+        None => suggest_untuned(base, trace, world, until, &[]),
+    }
+}
+
+/// The suggestion with the base plan as written, `extra` lines added to the evidence on top.
+pub(crate) fn suggest_untuned(
+    base: (&str, &str),
+    trace: &Trace,
+    world: &crate::world::World,
+    until: Option<DateTime<Utc>>,
+    extra: &[String],
+) -> Result<String, SuggestError> {
     use headroom_core::suggest::plan::{instant, InstanceCapacity, TargetHistory};
 
-    let until = until.map(|u| u.min(trace.end()));
     let histories: Vec<TargetHistory> = world
         .targets
         .iter()
@@ -116,5 +144,6 @@ pub fn suggest_plan(
         "The forecast learns the rest from the endpoint's own CloudWatch history once deployed."
             .into(),
     ];
+    let header: Vec<String> = header.into_iter().chain(extra.iter().cloned()).collect();
     headroom_core::suggest::plan::suggest_plan(base, &header, &histories)
 }

@@ -99,3 +99,67 @@ fn the_guard_does_not_ratchet_min_capacity_on_a_bursty_trace() {
         "minutes at MaxCapacity {max} with demand below half of it"
     );
 }
+
+/// The AAPL scenario's suggestion on `trace` (a prefix of its trace) with the history before
+/// start + 7 days, tuned to `budget`.
+fn aapl_suggestion(trace: &Trace, budget: Option<f64>) -> String {
+    let (dir, _) = LEARNED[1];
+    let base = format!("events/scenarios/{dir}/base.toml");
+    let world = format!("events/scenarios/{dir}/world.toml");
+    let world = World::parse(&world, &read(&world)).expect("world");
+    let until = trace.start + chrono::Duration::days(7);
+    headroom_sim::suggest::suggest_plan_within(
+        (&base, &read(&base)),
+        trace,
+        &world,
+        Some(until),
+        budget,
+    )
+    .expect("suggestion")
+}
+
+#[test]
+fn tuning_reads_only_the_history_before_until() {
+    // GIVEN nine days of the AAPL trace, and the same nine days with everything after day 7
+    // five times busier
+    let (_, trace_path) = LEARNED[1];
+    let trace = Trace::parse(trace_path, &read(trace_path))
+        .expect("trace")
+        .truncated(9 * 288);
+    let mut busier = trace.clone();
+    for c in busier.counts.iter_mut().skip(7 * 288) {
+        *c *= 5;
+    }
+    // THEN the tuned suggestions agree, and they are tuned
+    let plan = aapl_suggestion(&trace, Some(1.15));
+    assert_eq!(plan, aapl_suggestion(&busier, Some(1.15)));
+    assert!(plan.contains("# Tuned to at most 1.15x"), "{plan}");
+}
+
+#[test]
+fn the_budget_steers_the_guard_and_forecast_and_none_leaves_them_as_written() {
+    let (_, trace_path) = LEARNED[1];
+    let trace = Trace::parse(trace_path, &read(trace_path))
+        .expect("trace")
+        .truncated(7 * 288);
+    let parse = |text: &str| headroom_core::parse_plan("suggested", text).expect("valid");
+    let hold = |text: &str| parse(text).targets[0].guard.as_ref().map(|g| g.hold);
+    // Untuned: the base plan's 30-minute hold and the default quantile, no tuning evidence.
+    let untuned = aapl_suggestion(&trace, None);
+    assert!(!untuned.contains("Tuned"), "{untuned}");
+    assert_eq!(hold(&untuned), Some(headroom_core::Span::minutes(30)));
+    // At 1.15x the 30-minute hold (1.3x on this history) is given up for a shorter one; a
+    // budget it fits keeps it.
+    let tight = aapl_suggestion(&trace, Some(1.15));
+    assert!(
+        hold(&tight) < Some(headroom_core::Span::minutes(30)),
+        "{tight}"
+    );
+    let loose = aapl_suggestion(&trace, Some(3.0));
+    assert!(loose.contains("# Tuned to at most 3.00x"), "{loose}");
+    assert_eq!(
+        hold(&loose),
+        Some(headroom_core::Span::minutes(30)),
+        "{loose}"
+    );
+}

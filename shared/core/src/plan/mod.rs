@@ -15,6 +15,7 @@ pub use forecast::{DemandKind, ForecastMode, ForecastPolicy};
 pub use lint::LintPolicy;
 pub use model::*;
 pub use validate::{
-    parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_KEEP_FOR, DEFAULT_LEAD_TIME,
-    DEFAULT_RAMP, LONGEST_HOLD, MAX_ALARM_ARN, MAX_ALARM_NAME, MAX_CAPACITY, MAX_PLAN_BYTES,
+    parse_plan, valid_claim_name, PlanError, PlanIssue, DEFAULT_GUARD_HOLD, DEFAULT_KEEP_FOR,
+    DEFAULT_LEAD_TIME, DEFAULT_RAMP, LONGEST_HOLD, MAX_ALARM_ARN, MAX_ALARM_NAME, MAX_CAPACITY,
+    MAX_PLAN_BYTES,
 };

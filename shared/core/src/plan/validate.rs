@@ -18,6 +18,8 @@ use crate::text::cut;
 
 /// Defaults for what a plan leaves out. Documented in the README's plan section.
 pub const DEFAULT_LEAD_TIME: Span = Span::minutes(15);
+/// The guard's `hold` when the plan leaves it out.
+pub const DEFAULT_GUARD_HOLD: Span = Span::minutes(15);
 pub const DEFAULT_RAMP: Ramp = Ramp {
     step: Span::minutes(10),
     keep_percent: 50,
@@ -301,7 +303,7 @@ impl Validator {
         let guard = t.guard.as_ref().map(|g| {
             let gat = format!("{at}.guard");
             self.alarm_list(&gat, &g.alarms, &g.metrics);
-            let hold = g.hold.unwrap_or(Span::minutes(15));
+            let hold = g.hold.unwrap_or(DEFAULT_GUARD_HOLD);
             let max_duration = g.max_duration.unwrap_or(Span::hours(6));
             self.bounded_span(&format!("{gat}.hold"), hold, LONGEST_HOLD);
             self.bounded_span(&format!("{gat}.max_duration"), max_duration, LONGEST_HOLD);

@@ -23,6 +23,7 @@ pub mod capacity;
 pub mod cloudwatch;
 pub mod plan;
 pub mod render;
+pub mod tune;
 
 use chrono::{NaiveTime, Timelike};
 use chrono_tz::Tz;

@@ -1,0 +1,255 @@
+//! The backtest behind `plan suggest --budget`: every setting of the tuning grid
+//! (`headroom_core::suggest::tune`) applied to the base plan, suggested, and simulated over the
+//! history before `--until` against target tracking alone; each target keeps the setting the
+//! rules choose, and the evidence says what each cost. Only the history is simulated: the
+//! walk-forward rule of the suggestion holds for its tuning too.
+
+use chrono::{DateTime, Utc};
+use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
+use headroom_core::plan::PlanFile;
+use headroom_core::suggest::plan::{instant, SuggestError};
+use headroom_core::suggest::tune::{choose, grid, Backtest, Knobs, MIN_BACKTEST};
+use headroom_core::Span;
+
+use crate::engine::{run_reactive, RunOptions, Strategy, StrategyResult};
+use crate::suggest::suggest_untuned;
+use crate::trace::Trace;
+use crate::world::World;
+use crate::Scenario;
+
+/// The suggested plan, each target at the grid setting chosen for `budget`.
+pub fn tuned(
+    base: (&str, &str),
+    trace: &Trace,
+    world: &World,
+    until: Option<DateTime<Utc>>,
+    budget: f64,
+) -> Result<String, SuggestError> {
+    let suggested = suggest_untuned(base, trace, world, until, &[])?;
+    let history = match until {
+        Some(u) => {
+            let rows = ((u - trace.start).num_seconds() / trace.interval_secs.max(1)).max(0);
+            trace.truncated(rows as usize)
+        }
+        None => trace.clone(),
+    };
+    let span = history.end() - history.start;
+    // The settings apply to the suggested plan (its forecast section is the suggestion's).
+    let file: PlanFile = toml::from_str(body(&suggested)).map_err(|e| SuggestError::Base {
+        file: "the suggested plan".into(),
+        problem: format!("cannot be read back as TOML (a headroom bug, please report it): {e}"),
+    })?;
+    if span < MIN_BACKTEST.to_chrono() || file.targets.is_empty() {
+        let why = format!(
+            "Not tuned to the budget: {:.1} day(s) of history, the backtest needs at least {}.",
+            span.num_minutes() as f64 / 1440.0,
+            MIN_BACKTEST
+        );
+        return with_evidence(&suggested, &[why], &file);
+    }
+    // The backtest scores the history after the longest forecast warm-up of the plan, when at
+    // least a day is left after it.
+    let warm_up = warm_up_rows(&file, &history);
+    let settings = grid();
+    // results[setting][target]: what each setting did to each target.
+    let plans: Vec<PlanFile> = settings
+        .iter()
+        .map(|knobs| {
+            let mut f = file.clone();
+            for t in &mut f.targets {
+                knobs.apply(t);
+            }
+            f
+        })
+        .collect();
+    // Independent simulations: one thread per core, each taking every n-th setting.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results: Vec<Vec<Option<Backtest>>> = vec![Vec::new(); plans.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let (plans, history) = (&plans, &history);
+                scope.spawn(move || {
+                    (k..plans.len())
+                        .step_by(threads)
+                        .map(|i| (i, backtest(&plans[i], world, history, warm_up)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            // A panicking simulation is a bug; its settings stay unmeasured.
+            for (i, r) in h.join().unwrap_or_default() {
+                results[i] = r;
+            }
+        }
+    });
+    let mut lines = vec![format!(
+        "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
+         over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up).",
+        settings.len(),
+        span.num_minutes() as f64 / 1440.0,
+        until.map_or(String::new(), |u| format!(" before {}", instant(u))),
+        (warm_up as i64 * history.interval_secs) as f64 / 86_400.0
+    )];
+    let mut kept: Vec<Knobs> = Vec::with_capacity(file.targets.len());
+    for (i, target) in file.targets.iter().enumerate() {
+        let measured: Vec<(usize, Backtest)> = results
+            .iter()
+            .enumerate()
+            .filter_map(|(k, r)| r.get(i).copied().flatten().map(|b| (k, b)))
+            .collect();
+        let backtests: Vec<Backtest> = measured.iter().map(|(_, b)| *b).collect();
+        let Some(choice) = choose(&backtests, budget) else {
+            lines.push(format!(
+                "  {}: not simulated by the world: as written",
+                target.resource_id
+            ));
+            kept.push(Knobs::AS_WRITTEN);
+            continue;
+        };
+        let (k, chosen) = measured[choice.index];
+        let knobs = settings[k];
+        let as_written = measured
+            .iter()
+            .find(|(k, _)| *k == 0)
+            .map_or(String::new(), |(_, b)| {
+                format!(
+                    "; as written ({}): {}",
+                    Knobs::AS_WRITTEN.describe(target),
+                    b.describe()
+                )
+            });
+        let verdict = if choice.within_budget {
+            "kept"
+        } else {
+            "no setting fits the budget, kept the cheapest"
+        };
+        lines.push(format!(
+            "  {}: {verdict}: {}: {}{as_written}",
+            target.resource_id,
+            knobs.describe(target),
+            chosen.describe()
+        ));
+        kept.push(knobs);
+    }
+    let mut f = file.clone();
+    for (t, knobs) in f.targets.iter_mut().zip(&kept) {
+        knobs.apply(t);
+    }
+    with_evidence(&suggested, &lines, &f)
+}
+
+/// Trace rows before every target's forecast can act (its `min_history`), or 0 when that
+/// would leave less than [`MIN_BACKTEST`] to score.
+fn warm_up_rows(file: &PlanFile, history: &Trace) -> usize {
+    let longest = file
+        .targets
+        .iter()
+        .filter_map(|t| t.forecast.as_ref())
+        .map(|f| f.min_history.unwrap_or(DEFAULT_MIN_HISTORY))
+        .max()
+        .unwrap_or(Span::seconds(0));
+    let rows = (longest.as_secs() / history.interval_secs.max(1)) as usize;
+    let left = history.counts.len().saturating_sub(rows) as i64 * history.interval_secs;
+    if left >= MIN_BACKTEST.as_secs() {
+        rows
+    } else {
+        0
+    }
+}
+
+/// The plan after the comment lines on top of `text`.
+fn body(text: &str) -> &str {
+    let header: usize = text
+        .lines()
+        .take_while(|l| l.starts_with('#') || l.is_empty())
+        .map(|l| l.len() + 1)
+        .sum();
+    &text[header.min(text.len())..]
+}
+
+/// The suggestion's evidence, then `lines` as more evidence, then `file` as TOML: the form
+/// `render_plan` writes, checked by the same validation.
+fn with_evidence(
+    suggested: &str,
+    lines: &[String],
+    file: &PlanFile,
+) -> Result<String, SuggestError> {
+    let evidence = &suggested[..suggested.len() - body(suggested).len()];
+    let mut out = evidence.trim_end().to_owned();
+    out.push_str("\n#\n");
+    for line in lines {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&toml::to_string(file).map_err(|e| {
+        SuggestError::Render(headroom_core::suggest::render::RenderError::Write(
+            e.to_string(),
+        ))
+    })?);
+    headroom_core::parse_plan("the suggested plan", &out).map_err(|e| {
+        SuggestError::Render(headroom_core::suggest::render::RenderError::Invalid(e))
+    })?;
+    Ok(out)
+}
+
+/// Each target's backtest under `file` over `history` after `warm_up` (the first rows, while the
+/// forecast has too little history to act, would make every setting look alike): the run over
+/// the whole history minus the run over the warm-up alone, which the simulator, being causal,
+/// replays identically. `None` where the world does not simulate the target (or the plan does
+/// not hold together with the world, which `simulate` reports).
+fn backtest(
+    file: &PlanFile,
+    world: &World,
+    history: &Trace,
+    warm_up: usize,
+) -> Vec<Option<Backtest>> {
+    let none = || vec![None; file.targets.len()];
+    let Ok(text) = toml::to_string(file) else {
+        return none();
+    };
+    let Ok(plan) = headroom_core::parse_plan("the suggested plan", &text) else {
+        return none();
+    };
+    let run = |trace: &Trace| -> Option<[StrategyResult; 2]> {
+        let scenario =
+            Scenario::new("backtest", plan.clone(), world.clone(), trace.clone()).ok()?;
+        let mut options = RunOptions::default();
+        Some([
+            run_reactive(&scenario, Strategy::TargetTracking, &mut options),
+            run_reactive(&scenario, Strategy::Headroom, &mut options),
+        ])
+    };
+    let Some(whole) = run(history) else {
+        return none();
+    };
+    let early = (warm_up > 0 && warm_up < history.counts.len())
+        .then(|| run(&history.truncated(warm_up)))
+        .flatten();
+    let of = |r: &StrategyResult, id: &str| {
+        r.per_target
+            .iter()
+            .find(|t| t.target == id)
+            .map(|t| (t.summary.breach_minutes, t.summary.instance_hours))
+    };
+    file.targets
+        .iter()
+        .map(|t| {
+            let id = t.resource_id.as_str();
+            let ((tb, th), (hb, hh)) = (of(&whole[0], id)?, of(&whole[1], id)?);
+            let ((etb, eth), (ehb, ehh)) = match &early {
+                Some(e) => (of(&e[0], id)?, of(&e[1], id)?),
+                None => ((0, 0.0), (0, 0.0)),
+            };
+            Some(Backtest {
+                breach_minutes: hb.saturating_sub(ehb),
+                instance_hours: hh - ehh,
+                tt_breach_minutes: tb.saturating_sub(etb),
+                tt_instance_hours: th - eth,
+            })
+        })
+        .collect()
+}
