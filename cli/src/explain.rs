@@ -131,8 +131,11 @@ pub async fn explain(
         },
         Trigger::Peak(request) => answer(on_peak(ports, request, at).await),
         Trigger::Alarm(t) => answer(on_alarm(ports, t, Origin::Anywhere, at).await),
-        Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, at).await),
-        Trigger::ModelPackage(ev) => answer(on_model_package(ports, ev, at).await),
+        // explain has no home account: it replays the event as the plan's own.
+        Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, Origin::Anywhere, at).await),
+        Trigger::ModelPackage(ev) => {
+            answer(on_model_package(ports, ev, Origin::Anywhere, at).await)
+        }
         Trigger::Pipeline(hook) => answer(on_pipeline(ports, hook, at).await),
     }?;
     Ok(json!({

@@ -1143,3 +1143,124 @@ async fn a_review_opened_as_the_rollout_ends_says_the_new_model_is_not_measured_
         rv.gaps
     );
 }
+
+/// The function's home in the fixtures' account and region.
+fn home() -> headroom_core::alarms::Home {
+    headroom_core::alarms::Home::from_function_arn(
+        "arn:aws:lambda:us-east-1:123456789012:function:headroom-deploy",
+    )
+    .expect("a function ARN")
+}
+
+impl World {
+    async fn handle_at_home(
+        &self,
+        event: &Value,
+        home: Option<&headroom_core::alarms::Home>,
+        now: &str,
+    ) -> Result<Response, Error> {
+        headroom_deploy::handle_at_home(self.ports(), event, home, "function-arn", t(now)).await
+    }
+
+    fn untouched(&self) {
+        assert_eq!(self.store.calls.mutations(), 0);
+        assert_eq!(Calls::get(&self.aas.calls.register), 0);
+        assert_eq!(count(&self.reviews.writes), 0);
+        assert_eq!(count(&self.endpoints.tag_calls), 0);
+        assert_eq!(count(&self.endpoints.describes), 0);
+    }
+}
+
+#[tokio::test]
+async fn an_endpoint_event_from_another_account_or_region_is_refused_untouched() {
+    // GIVEN the managed endpoint's own event, and copies naming another account or region (in
+    // the envelope or in the endpoint's ARN), as a forwarding event bus would deliver them
+    let own = fixture("sagemaker/endpoint-in-service-docs.json");
+    let foreign_arn = "arn:aws:sagemaker:us-east-1:999999999999:endpoint/chat-prod";
+    let mut copies = Vec::new();
+    for (field, value) in [
+        ("account", json!("999999999999")),
+        ("region", json!("eu-west-1")),
+    ] {
+        let mut ev = own.clone();
+        ev[field] = value;
+        copies.push(ev);
+    }
+    let mut by_arn = own.clone();
+    by_arn["detail"]["EndpointArn"] = json!(foreign_arn);
+    copies.push(by_arn);
+    for ev in &copies {
+        let w = World::new(PLAN);
+        // WHEN the function in 123456789012 / us-east-1 receives one
+        let err = w
+            .handle_at_home(ev, Some(&home()), "2026-03-14T08:00:00Z")
+            .await
+            .expect_err("refused");
+        // THEN it is refused, permanently, naming the endpoint and both accounts, and nothing
+        // is read or written
+        let text = err.to_string();
+        assert!(
+            matches!(&err, Error::Failed(DeployError::Refused { .. })),
+            "{text}"
+        );
+        assert!(!err.is_retryable());
+        assert!(
+            text.contains("endpoint chat-prod") && text.contains("123456789012"),
+            "{text}"
+        );
+        w.untouched();
+    }
+    // The own account's event is watched as ever.
+    let w = World::new(PLAN);
+    let r = w
+        .handle_at_home(&own, Some(&home()), "2026-03-14T08:00:00Z")
+        .await
+        .expect("watched");
+    assert_eq!(r.targets[0].change, ModelChange::Baseline);
+}
+
+#[tokio::test]
+async fn without_a_home_sagemaker_events_are_refused_and_pipelines_still_answered() {
+    let w = World::new(PLAN);
+    let err = w
+        .handle_at_home(
+            &fixture("sagemaker/endpoint-in-service-docs.json"),
+            None,
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&err, Error::Failed(DeployError::UnknownHome { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("HEADROOM_FUNCTION_ARN"), "{err}");
+    w.untouched();
+    // A pipeline's direct call names no account: it is answered without a home.
+    let r = w
+        .handle_at_home(
+            &fixture("pipeline/check.json"),
+            None,
+            "2026-03-14T08:00:00Z",
+        )
+        .await
+        .expect("answered");
+    assert!(r.review.is_some(), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_model_package_approval_from_another_account_is_refused_untouched() {
+    let w = World::new(PLAN);
+    let mut ev = fixture("sagemaker/model-package-approved.json");
+    ev["account"] = json!("999999999999");
+    let err = w
+        .handle_at_home(&ev, Some(&home()), "2026-03-14T08:00:00Z")
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&err, Error::Failed(DeployError::Refused { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("model package"), "{err}");
+    w.untouched();
+}

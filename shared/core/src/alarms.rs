@@ -209,6 +209,32 @@ impl Home {
         }
     }
 
+    /// Why an AWS service event about `what` is foreign here, if it is: something in it names
+    /// another account or region. headroom only acts on its own account's endpoints, whatever
+    /// their names (an event bus that forwards another account's events would otherwise let
+    /// that account's endpoint of the same name rewrite this one's model identity).
+    pub fn foreign_event(
+        &self,
+        what: &str,
+        provenance: &crate::model::Provenance,
+    ) -> Option<String> {
+        provenance
+            .origins()
+            .into_iter()
+            .find(|(account, region)| *account != self.account || *region != self.region)
+            .map(|(account, region)| {
+                format!(
+                    "{} comes from account {:?} in region {:?}, not this function's {} in {}: \
+                     headroom acts only on its own account's endpoints",
+                    crate::text::cut(what),
+                    crate::text::cut(account),
+                    crate::text::cut(region),
+                    self.account,
+                    self.region
+                )
+            })
+    }
+
     /// Why `t` is foreign here, if it is: it comes from another account or region.
     pub fn foreign(&self, t: &AlarmTransition) -> Option<String> {
         t.origins()

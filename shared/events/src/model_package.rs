@@ -32,6 +32,10 @@ struct Envelope {
     #[serde(default)]
     id: Lenient<String>,
     #[serde(default)]
+    account: Lenient<String>,
+    #[serde(default)]
+    region: Lenient<String>,
+    #[serde(default)]
     time: Option<Value>,
     #[serde(default)]
     detail: Option<Value>,
@@ -107,6 +111,11 @@ pub fn parse(event: &Value) -> Result<ModelPackageEvent, EventError> {
         })
         .collect();
     Ok(ModelPackageEvent {
+        provenance: headroom_core::trigger::Provenance {
+            account: envelope.account.non_empty().map(str::to_owned),
+            region: envelope.region.non_empty().map(str::to_owned),
+            resource_arn: Some(arn.to_owned()),
+        },
         id: envelope.id.non_empty().map(str::to_owned),
         at: envelope.time.as_ref().and_then(instant),
         arn: arn.to_owned(),

@@ -125,6 +125,10 @@ struct Envelope {
     source: Lenient<String>,
     #[serde(default)]
     id: Lenient<String>,
+    #[serde(default)]
+    account: Lenient<String>,
+    #[serde(default)]
+    region: Lenient<String>,
     /// RFC 3339, or epoch milliseconds as a number or in a string.
     #[serde(default)]
     time: Option<Value>,
@@ -354,6 +358,11 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
         at: envelope.time.as_ref().and_then(instant),
         endpoint,
         endpoint_arn: detail.endpoint_arn.non_empty().map(str::to_owned),
+        provenance: headroom_core::trigger::Provenance {
+            account: envelope.account.non_empty().map(str::to_owned),
+            region: envelope.region.non_empty().map(str::to_owned),
+            resource_arn: detail.endpoint_arn.non_empty().map(str::to_owned),
+        },
         endpoint_config,
         status,
         created_at: detail.creation_time.as_ref().and_then(epoch_millis),

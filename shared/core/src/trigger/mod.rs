@@ -18,6 +18,8 @@ pub use pipeline::{PipelineAction, PipelineHook};
 pub use sagemaker::{SageMakerEvent, SageMakerEventKind};
 pub use tick::Tick;
 
+pub use crate::model::Provenance;
+
 /// What an event asks headroom to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Trigger {

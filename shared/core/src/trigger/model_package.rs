@@ -93,6 +93,8 @@ pub struct ModelPackageEvent {
     /// `InferenceSpecification.Containers`: what the package would serve, each naming the
     /// package itself.
     pub containers: Vec<ContainerIdentity>,
+    /// The envelope's account and region, and the package's ARN.
+    pub provenance: crate::trigger::Provenance,
 }
 
 impl ModelPackageEvent {

@@ -72,6 +72,8 @@ pub struct SageMakerEvent {
     pub pending_config: Option<String>,
     pub pending_variants: Vec<VariantInfo>,
     pub tags: BTreeMap<String, String>,
+    /// The envelope's account and region, and the endpoint's ARN.
+    pub provenance: crate::trigger::Provenance,
 }
 
 impl SageMakerEvent {

@@ -22,6 +22,11 @@ pub enum DeployError {
     Ack(#[from] AckError),
     #[error("review {id} changed while it was being acknowledged: run the command again")]
     ReviewConflict { id: String },
+    /// An event from another account or region: nothing was read or written.
+    #[error("SageMaker event refused: {reason}")]
+    Refused { reason: String },
+    #[error("this function cannot tell its own account and region from its ARN {arn:?}: SageMaker events are refused until it can (a local runtime that sends no Lambda ARN, such as `cargo lambda watch`, needs HEADROOM_FUNCTION_ARN=arn:aws:lambda:<region>:<account>:function:headroom-deploy)")]
+    UnknownHome { arn: String },
 }
 
 impl DeployError {
@@ -31,7 +36,10 @@ impl DeployError {
             Self::Port { source, .. } => source.is_retryable(),
             Self::Reconcile(e) => e.is_retryable(),
             Self::ReviewConflict { .. } => true,
-            Self::ReviewNotFound { .. } | Self::Ack(_) => false,
+            Self::ReviewNotFound { .. }
+            | Self::Ack(_)
+            | Self::Refused { .. }
+            | Self::UnknownHome { .. } => false,
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::metrics_port::DemandHistory;
 use crate::model::{ModelFingerprint, ReviewId};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::trigger::{ModelPackageEvent, PipelineHook, SageMakerEvent};
+pub use crate::usecase::alarm::Origin;
 
 use super::Ports;
 
@@ -68,10 +69,27 @@ struct ChangeContext {
     serving: Result<crate::usecase::lint::ServingFacts, String>,
 }
 
-/// A SageMaker endpoint, deployment or endpoint-config state change.
+/// Refuses an event from another account or region than `origin`'s home: the first check, before
+/// anything is read or written.
+fn refuse_foreign(
+    origin: Origin<'_>,
+    what: &str,
+    provenance: &crate::trigger::Provenance,
+) -> Result<(), DeployError> {
+    match origin {
+        Origin::Home(home) => match home.foreign_event(what, provenance) {
+            Some(reason) => Err(DeployError::Refused { reason }),
+            None => Ok(()),
+        },
+        Origin::Anywhere => Ok(()),
+    }
+}
+
+/// A SageMaker endpoint, deployment or endpoint-config state change, from `origin`.
 pub async fn on_sagemaker<T, H, C, E, S, R, D>(
     ports: Ports<'_, T, H, C, E, S, R, D>,
     event: &SageMakerEvent,
+    origin: Origin<'_>,
     now: DateTime<Utc>,
 ) -> Result<Response, DeployError>
 where
@@ -82,14 +100,22 @@ where
     R: ReviewStore,
     D: DemandHistory,
 {
+    let what = match (&event.endpoint, &event.endpoint_config) {
+        (Some(e), _) => format!("the SageMaker event about endpoint {e}"),
+        (None, Some(c)) => format!("the SageMaker event about endpoint config {c}"),
+        (None, None) => "the SageMaker event".to_owned(),
+    };
+    refuse_foreign(origin, &what, &event.provenance)?;
     Watcher::of(ports).on_sagemaker(event, now).await
 }
 
 /// A model package's state change: an approval of another version of a package a managed
-/// target serves opens a pending review; anything else is ignored, with the reason.
+/// target serves opens a pending review; anything else is ignored, with the reason. From
+/// `origin`, as [`on_sagemaker`].
 pub async fn on_model_package<T, H, C, E, S, R, D>(
     ports: Ports<'_, T, H, C, E, S, R, D>,
     event: &ModelPackageEvent,
+    origin: Origin<'_>,
     now: DateTime<Utc>,
 ) -> Result<Response, DeployError>
 where
@@ -100,6 +126,11 @@ where
     R: ReviewStore,
     D: DemandHistory,
 {
+    refuse_foreign(
+        origin,
+        &format!("the approval of model package {}", event.arn),
+        &event.provenance,
+    )?;
     Watcher::of(ports).on_model_package(event, now).await
 }
 
