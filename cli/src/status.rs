@@ -79,7 +79,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
                 row["forecast"] =
                     serde_json::to_value(headroom_core::forecast::summary::summarize(
                         policy,
-                        state.forecast.as_ref(),
+                        state.forecast.as_deref(),
                         lead.span,
                         now,
                     ))?;

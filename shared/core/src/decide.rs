@@ -103,7 +103,7 @@ pub fn live_claims_of(
     if let Some(policy) = &target.forecast {
         derived.extend(forecast_claim(
             policy,
-            state.forecast.as_ref(),
+            state.forecast.as_deref(),
             lead_time,
             now,
         ));

@@ -67,7 +67,7 @@ fn the_forecast_claims_the_busy_slot_a_lead_time_ahead() {
 
     let target = &plan.targets[0];
     let mut state = headroom_core::TargetState {
-        forecast: Some(f),
+        forecast: Some(std::sync::Arc::new(f)),
         ..Default::default()
     };
     // 08:40: not yet live. 08:45 (09:00 minus the 15-minute lead time): 20.

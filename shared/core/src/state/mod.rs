@@ -75,7 +75,7 @@ pub struct TargetState {
     pub deploy: DeployFacts,
     /// The demand forecast's upcoming slots and score (`forecast/`), refreshed hourly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forecast: Option<crate::forecast::ForecastState>,
+    pub forecast: Option<std::sync::Arc<crate::forecast::ForecastState>>,
     /// Bounds headroom stored before `last_applied`, and those AAS held when headroom changed
     /// them, newest last (at most [`EARLIER_APPLIED_KEPT`]). The state is written before AAS is
     /// called, so AAS may still show one of them (a register that failed, or a slow one that
@@ -392,7 +392,7 @@ mod tests {
                     }),
                 },
             },
-            forecast: Some(crate::forecast::ForecastState {
+            forecast: Some(std::sync::Arc::new(crate::forecast::ForecastState {
                 computed_at: DateTime::UNIX_EPOCH,
                 slot_secs: 600,
                 slots: Vec::new(),
@@ -404,7 +404,7 @@ mod tests {
                 schedule: Vec::new(),
                 windows: Vec::new(),
                 windows_scored_until: None,
-            }),
+            })),
             earlier_applied: vec![Bounds { min: 1, ..bounds }],
             pending_log: vec![LogEntry {
                 target: "endpoint/chat/variant/AllTraffic"

@@ -119,14 +119,14 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         return;
     };
     let apply = |state: &mut crate::state::TargetState| -> Vec<String> {
-        if !is_due(state.forecast.as_ref(), now) {
+        if !is_due(state.forecast.as_deref(), now) {
             return Vec::new();
         }
         let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
-        let mut next = build_forecast(policy, series, lead, now, state.forecast.as_ref());
+        let mut next = build_forecast(policy, series, lead, now, state.forecast.as_deref());
         next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
         // The planned windows that ended since the last refresh, scored from the same history.
-        let previous = state.forecast.as_ref();
+        let previous = state.forecast.as_deref();
         let after = previous
             .and_then(|f| f.windows_scored_until)
             .unwrap_or(series.start);
@@ -164,7 +164,7 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
                 }
             ),
         };
-        state.forecast = Some(next);
+        state.forecast = Some(std::sync::Arc::new(next));
         notes.insert(0, note);
         notes
     };

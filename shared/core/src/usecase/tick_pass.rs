@@ -95,7 +95,7 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
         };
         for target in page {
             let before = take_state(&mut states, &target.id);
-            if target.forecast.is_some() && is_due(before.forecast.as_ref(), now) {
+            if target.forecast.is_some() && is_due(before.forecast.as_deref(), now) {
                 report.forecast_due.push(target.id.clone());
             }
             let mut counts = None;
