@@ -1,8 +1,8 @@
 //! The backtest behind `plan suggest --budget`: every setting of the tuning grid
-//! (`headroom_core::suggest::tune`) applied to the base plan, suggested, and simulated over the
-//! history before `--until` against target tracking alone; each target keeps the setting the
-//! rules choose, and the evidence says what each cost. Only the history is simulated: the
-//! walk-forward rule of the suggestion holds for its tuning too.
+//! (`headroom_core::suggest::tune`) applied to the suggested plan and simulated over the history
+//! before `--until` against target tracking alone; each target keeps the setting the rules
+//! choose, and the evidence says what it and the as-written plan cost. Only the history is
+//! simulated: the walk-forward rule of the suggestion holds for its tuning too.
 
 use chrono::{DateTime, Utc};
 use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
@@ -51,39 +51,7 @@ pub fn tuned(
     // least a day is left after it.
     let warm_up = warm_up_rows(&file, &history);
     let settings = grid();
-    // results[setting][target]: what each setting did to each target.
-    let plans: Vec<PlanFile> = settings
-        .iter()
-        .map(|knobs| {
-            let mut f = file.clone();
-            for t in &mut f.targets {
-                knobs.apply(t);
-            }
-            f
-        })
-        .collect();
-    // Independent simulations: one thread per core, each taking every n-th setting.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut results: Vec<Vec<Option<Backtest>>> = vec![Vec::new(); plans.len()];
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|k| {
-                let (plans, history) = (&plans, &history);
-                scope.spawn(move || {
-                    (k..plans.len())
-                        .step_by(threads)
-                        .map(|i| (i, backtest(&plans[i], world, history, warm_up)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            // A panicking simulation is a bug; its settings stay unmeasured.
-            for (i, r) in h.join().unwrap_or_default() {
-                results[i] = r;
-            }
-        }
-    });
+    let results = backtest_all(&file, &settings, world, &history, warm_up);
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
          over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up).",
@@ -138,6 +106,49 @@ pub fn tuned(
         knobs.apply(t);
     }
     with_evidence(&suggested, &lines, &f)
+}
+
+/// `results[setting][target]`: what each setting did to each target of `file`, the settings
+/// simulated in parallel, one thread per core, each thread taking every n-th setting.
+fn backtest_all(
+    file: &PlanFile,
+    settings: &[Knobs],
+    world: &World,
+    history: &Trace,
+    warm_up: usize,
+) -> Vec<Vec<Option<Backtest>>> {
+    let plans: Vec<PlanFile> = settings
+        .iter()
+        .map(|knobs| {
+            let mut f = file.clone();
+            for t in &mut f.targets {
+                knobs.apply(t);
+            }
+            f
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results: Vec<Vec<Option<Backtest>>> = vec![Vec::new(); plans.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let plans = &plans;
+                scope.spawn(move || {
+                    (k..plans.len())
+                        .step_by(threads)
+                        .map(|i| (i, backtest(&plans[i], world, history, warm_up)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            // A panicking simulation is a bug; its settings stay unmeasured.
+            for (i, r) in h.join().unwrap_or_default() {
+                results[i] = r;
+            }
+        }
+    });
+    results
 }
 
 /// Trace rows before every target's forecast can act (its `min_history`), or 0 when that
