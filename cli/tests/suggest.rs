@@ -9,24 +9,19 @@ fn root() -> std::path::PathBuf {
     std::path::Path::new(&dir).join("..")
 }
 
+/// The offline form on the nyc-taxi learned scenario's first week.
+const OFFLINE: [&str; 6] = [
+    "--trace",
+    "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+    "--world",
+    "events/scenarios/nyc-taxi-learned/world.toml",
+    "--until",
+    "2014-10-13T04:00:00Z",
+];
+
 #[test]
 fn plan_suggest_prints_the_shipped_learned_plan() {
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .current_dir(root())
-        .args([
-            "plan",
-            "suggest",
-            "--plan",
-            "events/scenarios/nyc-taxi-learned/base.toml",
-            "--trace",
-            "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
-            "--world",
-            "events/scenarios/nyc-taxi-learned/world.toml",
-            "--until",
-            "2014-10-13T04:00:00Z",
-        ])
-        .output()
-        .expect("run headroom");
+    let out = suggest(&OFFLINE);
     assert!(
         out.status.success(),
         "{}",
@@ -91,16 +86,8 @@ fn days_outside_cloudwatchs_retention_are_refused() {
 
 #[test]
 fn a_budget_is_a_ratio_from_1_to_10_or_none() {
-    let offline = [
-        "--trace",
-        "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
-        "--world",
-        "events/scenarios/nyc-taxi-learned/world.toml",
-        "--until",
-        "2014-10-13T04:00:00Z",
-    ];
     for bad in ["0.5", "11", "cheap"] {
-        let out = suggest(&[&offline[..], &["--budget", bad]].concat());
+        let out = suggest(&[&OFFLINE[..], &["--budget", bad]].concat());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--budget {bad}: {err}");
         assert!(err.contains("is not a budget"), "{err}");
@@ -109,7 +96,7 @@ fn a_budget_is_a_ratio_from_1_to_10_or_none() {
     let out = suggest(&["--budget", "1.2"]);
     assert_eq!(out.status.code(), Some(2));
     // `none` prints the suggestion untuned: no tuning evidence, the forecast at its defaults.
-    let out = suggest(&[&offline[..], &["--budget", "none"]].concat());
+    let out = suggest(&[&OFFLINE[..], &["--budget", "none"]].concat());
     assert!(
         out.status.success(),
         "{}",

@@ -6,7 +6,6 @@ use headroom_adapters::{
     AasScalingTargets, Clients, DynamoStateStore, FunctionEnv, SageMakerCapacity,
 };
 use headroom_alarm::{AlarmError, Origin};
-use headroom_core::alarms::Home;
 use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller, EdgeError, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
@@ -21,7 +20,7 @@ async fn main() -> Result<(), Error> {
     let store = DynamoStateStore::new(clients.dynamo.clone(), env.table.clone());
     let capacity = SageMakerCapacity::new(clients.sagemaker.clone());
     let ports = Ports::new(&aas, &store).with_capacity(&capacity);
-    let local_home = &env.local_home;
+    let env = &env;
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
         // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
@@ -32,10 +31,9 @@ async fn main() -> Result<(), Error> {
             Err(e) => return respond::<(), _>(Err(e), &context.request_id, Caller::Asynchronous),
         };
         // The function's own account and region: alarm events from elsewhere are refused
-        // unless the plan names them by ARN. Lambda's ARN wins; HEADROOM_FUNCTION_ARN stands in
-        // only where the runtime sends none (`cargo lambda watch` sends `function-arn`).
+        // unless the plan names them by ARN.
         let arn = &context.invoked_function_arn;
-        let home = Home::from_function_arn(arn).or_else(|| local_home.clone());
+        let home = env.home(arn);
         let result = match home {
             Some(home) => {
                 headroom_alarm::handle(ports, &payload, Origin::Home(&home), Utc::now()).await

@@ -55,18 +55,18 @@ where
     R: ReviewStore,
     D: DemandHistory,
 {
-    let origin = home
-        .map(Origin::Home)
-        .ok_or_else(|| DeployError::UnknownHome {
+    let origin = home.map(Origin::Home).ok_or_else(|| {
+        EdgeError::Failed(DeployError::UnknownHome {
             arn: function_arn.to_owned(),
-        });
+        })
+    });
     dispatch(ports, parse(event)?, origin, now).await
 }
 
 async fn dispatch<T, H, C, E, S, R, D>(
     ports: Ports<'_, T, H, C, E, S, R, D>,
     trigger: Trigger,
-    origin: Result<Origin<'_>, DeployError>,
+    origin: Result<Origin<'_>, Error>,
     now: DateTime<Utc>,
 ) -> Result<Response, Error>
 where
@@ -77,15 +77,10 @@ where
     R: ReviewStore,
     D: DemandHistory,
 {
+    // Only the events of other services need the origin: a pipeline's call names no account.
     let result = match trigger {
-        Trigger::SageMaker(ev) => match origin {
-            Ok(origin) => on_sagemaker(ports, &ev, origin, now).await,
-            Err(e) => Err(e),
-        },
-        Trigger::ModelPackage(ev) => match origin {
-            Ok(origin) => on_model_package(ports, &ev, origin, now).await,
-            Err(e) => Err(e),
-        },
+        Trigger::SageMaker(ev) => on_sagemaker(ports, &ev, origin?, now).await,
+        Trigger::ModelPackage(ev) => on_model_package(ports, &ev, origin?, now).await,
         Trigger::Pipeline(hook) => on_pipeline(ports, &hook, now).await,
         other => return Err(misrouted(&other, Function::Deploy)),
     };

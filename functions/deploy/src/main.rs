@@ -11,7 +11,6 @@ use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_adapters::{
     AasScalingTargets, Clients, CloudWatchDemand, DynamoStateStore, FunctionEnv,
 };
-use headroom_core::alarms::Home;
 use headroom_core::usecase::Ports;
 use headroom_lambda::{respond, Caller, RawEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
@@ -35,7 +34,7 @@ async fn main() -> Result<(), Error> {
         .with_endpoints(&endpoints)
         .with_reviews(&reviews)
         .with_demand(&metrics);
-    let local_home = &env.local_home;
+    let env = &env;
 
     lambda_runtime::run(service_fn(|event: LambdaEvent<RawEvent>| async move {
         // JSON serde_json cannot read (too deep, 1e309, a lone surrogate) is answered
@@ -53,10 +52,8 @@ async fn main() -> Result<(), Error> {
             Caller::Asynchronous
         };
         // The function's own account and region: SageMaker events from elsewhere are refused.
-        // Lambda's ARN wins; HEADROOM_FUNCTION_ARN stands in only where the runtime sends none
-        // (`cargo lambda watch` sends `function-arn`).
         let arn = &context.invoked_function_arn;
-        let home = Home::from_function_arn(arn).or_else(|| local_home.clone());
+        let home = env.home(arn);
         let result =
             headroom_deploy::handle_at_home(ports, &payload, home.as_ref(), arn, Utc::now()).await;
         respond(result, &context.request_id, caller)

@@ -260,6 +260,7 @@ mod tests {
     use aws_sdk_cloudwatch::operation::get_metric_data::GetMetricDataOutput;
     use aws_sdk_cloudwatch::types::MetricDataResult;
     use aws_smithy_mocks::{mock, RuleMode};
+    use headroom_core::plan::DemandKind;
     use headroom_core::ports::ErrorClass;
 
     fn t(s: &str) -> DateTime<Utc> {
@@ -273,6 +274,20 @@ mod tests {
                 b.timestamps(aws_time(t(at))).values(*v)
             })
             .build()
+    }
+
+    /// One `kind` query for `target`, 08:00-08:15 at 5 minutes.
+    async fn read_one(client: Client, target: ScalableTargetId, kind: DemandKind) -> DemandSeries {
+        let mut series = CloudWatchDemand::new(client)
+            .demand(
+                &[DemandQuery { target, kind }],
+                t("2026-03-02T08:00:00Z"),
+                t("2026-03-02T08:15:00Z"),
+                Span::minutes(5),
+            )
+            .await
+            .unwrap();
+        series.remove(0)
     }
 
     #[tokio::test]
@@ -340,21 +355,15 @@ mod tests {
             });
         let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
         // WHEN an async endpoint's backlog is read at 5 minutes
-        let series = CloudWatchDemand::new(client)
-            .demand(
-                &[DemandQuery {
-                    target: ScalableTargetId::variant("jobs", "AllTraffic").unwrap(),
-                    kind: headroom_core::plan::DemandKind::Backlog,
-                }],
-                t("2026-03-02T08:00:00Z"),
-                t("2026-03-02T08:15:00Z"),
-                Span::minutes(5),
-            )
-            .await
-            .unwrap();
+        let series = read_one(
+            client,
+            ScalableTargetId::variant("jobs", "AllTraffic").unwrap(),
+            DemandKind::Backlog,
+        )
+        .await;
         // THEN the Average is kept as it is (requests waiting, not a rate)
         assert_eq!(answer.num_calls(), 1);
-        assert_eq!(series[0].values[1], 42.0);
+        assert_eq!(series.values[1], 42.0);
     }
 
     #[tokio::test]
@@ -385,22 +394,16 @@ mod tests {
             });
         let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
         // WHEN a variant's concurrency is read at 5 minutes
-        let series = CloudWatchDemand::new(client)
-            .demand(
-                &[DemandQuery {
-                    target: ScalableTargetId::variant("chat", "AllTraffic").unwrap(),
-                    kind: headroom_core::plan::DemandKind::Concurrency,
-                }],
-                t("2026-03-02T08:00:00Z"),
-                t("2026-03-02T08:15:00Z"),
-                Span::minutes(5),
-            )
-            .await
-            .unwrap();
+        let series = read_one(
+            client,
+            ScalableTargetId::variant("chat", "AllTraffic").unwrap(),
+            DemandKind::Concurrency,
+        )
+        .await;
         // THEN the expression's value is the demand, as a level (requests in flight)
         assert_eq!(answer.num_calls(), 1);
-        assert_eq!(series[0].values[1], 36.0);
-        assert!(series[0].values[0].is_nan());
+        assert_eq!(series.values[1], 36.0);
+        assert!(series.values[0].is_nan());
     }
 
     #[tokio::test]

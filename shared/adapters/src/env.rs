@@ -9,8 +9,8 @@ use crate::config::{AwsSettings, SettingsError};
 pub const ENV_TABLE: &str = "HEADROOM_TABLE";
 
 /// The environment variable giving the function's ARN for local runtimes that send none:
-/// `cargo lambda watch` sends the placeholder `function-arn`, from which the alarm function
-/// cannot tell its account and region. Lambda always sends the real ARN, and a real ARN wins, so
+/// `cargo lambda watch` sends the placeholder `function-arn`, from which the alarm and deploy
+/// functions cannot tell their account and region. Lambda always sends the real ARN, and a real ARN wins, so
 /// the template does not set it.
 pub const ENV_FUNCTION_ARN: &str = "HEADROOM_FUNCTION_ARN";
 
@@ -57,6 +57,13 @@ impl FunctionEnv {
             local_home,
         })
     }
+
+    /// The function's own account and region for an invocation whose context names
+    /// `invoked_arn`: Lambda's ARN wins; `HEADROOM_FUNCTION_ARN` stands in only where the
+    /// runtime sends none (`cargo lambda watch` sends `function-arn`).
+    pub fn home(&self, invoked_arn: &str) -> Option<Home> {
+        Home::from_function_arn(invoked_arn).or_else(|| self.local_home.clone())
+    }
 }
 
 #[cfg(test)]
@@ -86,11 +93,17 @@ mod tests {
             "arn:aws:lambda:eu-west-1:123456789012:function:headroom-alarm",
         ))
         .unwrap();
-        let home = env.local_home.expect("a home");
+        let home = env.local_home.clone().expect("a home");
         assert_eq!(
             (home.account.as_str(), home.region.as_str()),
             ("123456789012", "eu-west-1")
         );
+        // It stands in for the placeholder ARN only; a real invoked ARN wins.
+        assert_eq!(env.home("function-arn"), Some(home));
+        let real = env
+            .home("arn:aws:lambda:us-east-1:999999999999:function:headroom-deploy")
+            .expect("a home");
+        assert_eq!(real.account, "999999999999");
         let err = FunctionEnv::from_lookup(lookup("function-arn")).unwrap_err();
         assert!(err.to_string().contains("HEADROOM_FUNCTION_ARN"), "{err}");
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::envelope::instant;
 use crate::lenient::{self, Lenient, LenientObject};
-use crate::sagemaker::epoch_millis;
+use crate::sagemaker::{epoch_millis, Envelope};
 use crate::EventError;
 
 pub use headroom_core::trigger::model_package::{
@@ -22,24 +22,6 @@ pub use headroom_core::trigger::model_package::{
 };
 
 const KIND: &str = "SageMaker model package event";
-
-/// The envelope: headroom's own for the reason `sagemaker::Envelope` gives (SageMaker's
-/// envelopes are looser than `aws_lambda_events`' type).
-#[derive(Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    source: Lenient<String>,
-    #[serde(default)]
-    id: Lenient<String>,
-    #[serde(default)]
-    account: Lenient<String>,
-    #[serde(default)]
-    region: Lenient<String>,
-    #[serde(default)]
-    time: Option<Value>,
-    #[serde(default)]
-    detail: Option<Value>,
-}
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
@@ -76,8 +58,10 @@ fn version(value: Option<&Value>) -> Option<u32> {
 
 /// Parses a model package state change (recognised by `detail-type`).
 pub fn parse(event: &Value) -> Result<ModelPackageEvent, EventError> {
-    let envelope: Envelope = lenient::read(KIND, "", event)?;
-    let detail = crate::sagemaker::sagemaker_detail(KIND, envelope.source.get(), envelope.detail)?;
+    // The endpoint events' envelope (its `detail-type` was read to route here).
+    let mut envelope: Envelope = lenient::read(KIND, "", event)?;
+    let detail =
+        crate::sagemaker::sagemaker_detail(KIND, envelope.source.get(), envelope.detail.take())?;
     let detail: Detail = lenient::read(KIND, "detail", &detail)?;
     let arn = detail.model_package_arn.non_empty().ok_or_else(|| {
         EventError::malformed(
@@ -111,11 +95,7 @@ pub fn parse(event: &Value) -> Result<ModelPackageEvent, EventError> {
         })
         .collect();
     Ok(ModelPackageEvent {
-        provenance: headroom_core::trigger::Provenance {
-            account: envelope.account.non_empty().map(str::to_owned),
-            region: envelope.region.non_empty().map(str::to_owned),
-            resource_arn: Some(arn.to_owned()),
-        },
+        provenance: envelope.provenance(Some(arn)),
         id: envelope.id.non_empty().map(str::to_owned),
         at: envelope.time.as_ref().and_then(instant),
         arn: arn.to_owned(),

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
+use headroom_core::trigger::Provenance;
 use headroom_core::{EndpointName, VariantName};
 use serde::Deserialize;
 use serde_json::Value;
@@ -116,25 +117,37 @@ pub fn tags(value: Option<&Value>) -> BTreeMap<String, String> {
 /// RFC 3339 instant, and so rejects the SageMaker developer guide's own example, whose
 /// `"time": "1583831889050"` is epoch milliseconds in a string
 /// (events/sagemaker/endpoint-in-service-docs.json; `crate_fit` tests it). A field of another
-/// type counts as absent.
+/// type counts as absent. The model package parser reads the same envelope.
 #[derive(Deserialize)]
-struct Envelope {
+pub(crate) struct Envelope {
     #[serde(rename = "detail-type", default)]
-    detail_type: Lenient<String>,
+    pub(crate) detail_type: Lenient<String>,
     #[serde(default)]
-    source: Lenient<String>,
+    pub(crate) source: Lenient<String>,
     #[serde(default)]
-    id: Lenient<String>,
+    pub(crate) id: Lenient<String>,
     #[serde(default)]
-    account: Lenient<String>,
+    pub(crate) account: Lenient<String>,
     #[serde(default)]
-    region: Lenient<String>,
+    pub(crate) region: Lenient<String>,
     /// RFC 3339, or epoch milliseconds as a number or in a string.
     #[serde(default)]
-    time: Option<Value>,
+    pub(crate) time: Option<Value>,
     /// An object, or (from some senders) a JSON object inside a string.
     #[serde(default)]
-    detail: Option<Value>,
+    pub(crate) detail: Option<Value>,
+}
+
+impl Envelope {
+    /// Where the event says it came from: the envelope's account and region, and the ARN of
+    /// the resource it is about.
+    pub(crate) fn provenance(&self, resource_arn: Option<&str>) -> Provenance {
+        Provenance {
+            account: self.account.non_empty().map(str::to_owned),
+            region: self.region.non_empty().map(str::to_owned),
+            resource_arn: resource_arn.map(str::to_owned),
+        }
+    }
 }
 
 /// What headroom reads of a SageMaker event's `detail` (`aws_lambda_events` has no SageMaker
@@ -285,7 +298,7 @@ pub(crate) fn sagemaker_detail(
 
 /// Parses one of the three SageMaker events (recognised by `detail-type`).
 pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
-    let envelope: Envelope = lenient::read(KIND, "", event)?;
+    let mut envelope: Envelope = lenient::read(KIND, "", event)?;
     let kind = match envelope.detail_type.get().map(String::as_str).unwrap_or_default() {
         ENDPOINT_STATE => SageMakerEventKind::EndpointState,
         DEPLOYMENT_STATE => SageMakerEventKind::DeploymentState,
@@ -300,7 +313,7 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
             })
         }
     };
-    let detail = sagemaker_detail(KIND, envelope.source.get(), envelope.detail)?;
+    let detail = sagemaker_detail(KIND, envelope.source.get(), envelope.detail.take())?;
     let detail: Detail = lenient::read(KIND, "detail", &detail)?;
     let endpoint = detail
         .endpoint_name
@@ -358,11 +371,7 @@ pub fn parse(event: &Value) -> Result<SageMakerEvent, EventError> {
         at: envelope.time.as_ref().and_then(instant),
         endpoint,
         endpoint_arn: detail.endpoint_arn.non_empty().map(str::to_owned),
-        provenance: headroom_core::trigger::Provenance {
-            account: envelope.account.non_empty().map(str::to_owned),
-            region: envelope.region.non_empty().map(str::to_owned),
-            resource_arn: detail.endpoint_arn.non_empty().map(str::to_owned),
-        },
+        provenance: envelope.provenance(detail.endpoint_arn.non_empty()),
         endpoint_config,
         status,
         created_at: detail.creation_time.as_ref().and_then(epoch_millis),

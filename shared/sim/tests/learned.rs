@@ -118,14 +118,19 @@ fn aapl_suggestion(trace: &Trace, budget: Option<f64>) -> String {
     .expect("suggestion")
 }
 
+/// The first `days` days of the AAPL trace.
+fn aapl_trace(days: usize) -> Trace {
+    let (_, trace_path) = LEARNED[1];
+    Trace::parse(trace_path, &read(trace_path))
+        .expect("trace")
+        .truncated(days * 288)
+}
+
 #[test]
 fn tuning_reads_only_the_history_before_until() {
     // GIVEN nine days of the AAPL trace, and the same nine days with everything after day 7
     // five times busier
-    let (_, trace_path) = LEARNED[1];
-    let trace = Trace::parse(trace_path, &read(trace_path))
-        .expect("trace")
-        .truncated(9 * 288);
+    let trace = aapl_trace(9);
     let mut busier = trace.clone();
     for c in busier.counts.iter_mut().skip(7 * 288) {
         *c *= 5;
@@ -138,10 +143,7 @@ fn tuning_reads_only_the_history_before_until() {
 
 #[test]
 fn the_budget_steers_the_guard_and_forecast_and_none_leaves_them_as_written() {
-    let (_, trace_path) = LEARNED[1];
-    let trace = Trace::parse(trace_path, &read(trace_path))
-        .expect("trace")
-        .truncated(7 * 288);
+    let trace = aapl_trace(7);
     let parse = |text: &str| headroom_core::parse_plan("suggested", text).expect("valid");
     let hold = |text: &str| parse(text).targets[0].guard.as_ref().map(|g| g.hold);
     // Untuned: the base plan's 30-minute hold and the default quantile, no tuning evidence.

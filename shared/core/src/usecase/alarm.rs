@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::alarms::{
     apply_transition, beyond_skew, idempotency_key, route, route_in, wake_already_served,
-    AlarmRole, AlarmTransition, Home,
+    AlarmRole, AlarmTransition,
 };
 use crate::capacity_port::{Counts, CurrentCapacity};
 use crate::ids::ScalableTargetId;
@@ -59,15 +59,7 @@ impl AlarmError {
     }
 }
 
-/// Where a transition may come from.
-#[derive(Debug, Clone, Copy)]
-pub enum Origin<'a> {
-    /// Any account and region (`headroom explain`, the simulator: nothing crosses accounts).
-    Anywhere,
-    /// The function's own account and region: a transition from elsewhere is refused unless
-    /// the plan names its alarm by ARN.
-    Home(&'a Home),
-}
+pub use super::origin::Origin;
 
 /// What the function did with one transition.
 #[derive(Debug, Serialize)]

@@ -20,6 +20,7 @@ pub mod alarm;
 pub mod deploy;
 pub mod forecast_refresh;
 pub mod lint;
+mod origin;
 pub mod peak;
 mod ports;
 pub mod reviews;
@@ -27,4 +28,5 @@ pub mod schedule_reviews;
 pub mod tick;
 mod tick_pass;
 
+pub use origin::Origin;
 pub use ports::Ports;

@@ -30,7 +30,7 @@ use crate::metrics_port::DemandHistory;
 use crate::model::{ModelFingerprint, ReviewId};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::trigger::{ModelPackageEvent, PipelineHook, SageMakerEvent};
-pub use crate::usecase::alarm::Origin;
+pub use crate::usecase::Origin;
 
 use super::Ports;
 
