@@ -25,40 +25,26 @@ pub fn tuned(
     until: Option<DateTime<Utc>>,
     budget: f64,
 ) -> Result<String, SuggestError> {
-    let suggested = suggest_untuned(base, trace, world, until, &[])?;
-    let history = match until {
-        Some(u) => {
-            let rows = ((u - trace.start).num_seconds() / trace.interval_secs.max(1)).max(0);
-            trace.truncated(rows as usize)
-        }
-        None => trace.clone(),
+    let grid = match backtest_grid(base, trace, world, until)? {
+        Ok(grid) => grid,
+        Err(untuned) => return Ok(untuned),
     };
-    let span = history.end() - history.start;
-    // The settings apply to the suggested plan (its forecast section is the suggestion's).
-    let file: PlanFile = toml::from_str(body(&suggested)).map_err(|e| SuggestError::Base {
-        file: "the suggested plan".into(),
-        problem: format!("cannot be read back as TOML (a headroom bug, please report it): {e}"),
-    })?;
-    if span < MIN_BACKTEST.to_chrono() || file.targets.is_empty() {
-        let why = format!(
-            "Not tuned to the budget: {:.1} day(s) of history, the backtest needs at least {}.",
-            span.num_minutes() as f64 / 1440.0,
-            MIN_BACKTEST
-        );
-        return with_evidence(&suggested, &[why], &file);
-    }
-    // The backtest scores the history after the longest forecast warm-up of the plan, when at
-    // least a day is left after it.
-    let warm_up = warm_up_rows(&file, &history);
-    let settings = grid();
-    let results = backtest_all(&file, &settings, world, &history, warm_up);
+    let Grid {
+        suggested,
+        file,
+        settings,
+        results,
+        span,
+        warm_up,
+        interval_secs,
+    } = grid;
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
          over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up).",
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
         until.map_or(String::new(), |u| format!(" before {}", instant(u))),
-        (warm_up as i64 * history.interval_secs) as f64 / 86_400.0
+        (warm_up as i64 * interval_secs) as f64 / 86_400.0
     )];
     let mut kept: Vec<Knobs> = Vec::with_capacity(file.targets.len());
     for (i, target) in file.targets.iter().enumerate() {
@@ -106,6 +92,69 @@ pub fn tuned(
         knobs.apply(t);
     }
     with_evidence(&suggested, &lines, &f)
+}
+
+/// Every grid setting's backtest of the suggested plan.
+pub struct Grid {
+    /// The untuned suggestion (evidence and plan).
+    pub suggested: String,
+    /// Its plan, read back.
+    pub file: PlanFile,
+    pub settings: Vec<Knobs>,
+    /// `results[setting][target]`.
+    pub results: Vec<Vec<Option<Backtest>>>,
+    /// The history simulated.
+    pub span: chrono::Duration,
+    /// Trace rows of it left unscored (the forecast's warm-up).
+    pub warm_up: usize,
+    pub interval_secs: i64,
+}
+
+/// The suggestion and every grid setting's backtest over the history before `until`; or
+/// `Err(suggestion)`, the untuned suggestion with the reason in its evidence, when the history
+/// is too short to backtest or the plan has no target.
+pub fn backtest_grid(
+    base: (&str, &str),
+    trace: &Trace,
+    world: &World,
+    until: Option<DateTime<Utc>>,
+) -> Result<Result<Grid, String>, SuggestError> {
+    let suggested = suggest_untuned(base, trace, world, until, &[])?;
+    let history = match until {
+        Some(u) => {
+            let rows = ((u - trace.start).num_seconds() / trace.interval_secs.max(1)).max(0);
+            trace.truncated(rows as usize)
+        }
+        None => trace.clone(),
+    };
+    let span = history.end() - history.start;
+    // The settings apply to the suggested plan (its forecast section is the suggestion's).
+    let file: PlanFile = toml::from_str(body(&suggested)).map_err(|e| SuggestError::Base {
+        file: "the suggested plan".into(),
+        problem: format!("cannot be read back as TOML (a headroom bug, please report it): {e}"),
+    })?;
+    if span < MIN_BACKTEST.to_chrono() || file.targets.is_empty() {
+        let why = format!(
+            "Not tuned to the budget: {:.1} day(s) of history, the backtest needs at least {}.",
+            span.num_minutes() as f64 / 1440.0,
+            MIN_BACKTEST
+        );
+        return with_evidence(&suggested, &[why], &file).map(Err);
+    }
+    // The backtest scores the history after the longest forecast warm-up of the plan, when at
+    // least a day is left after it.
+    let warm_up = warm_up_rows(&file, &history);
+    let settings = grid();
+    let results = backtest_all(&file, &settings, world, &history, warm_up);
+    Ok(Ok(Grid {
+        suggested,
+        file,
+        settings,
+        results,
+        span,
+        warm_up,
+        interval_secs: history.interval_secs,
+    }))
 }
 
 /// `results[setting][target]`: what each setting did to each target of `file`, the settings

@@ -8,6 +8,11 @@
 //! - Days are of two kinds, weekdays and weekends, because traffic that follows people follows
 //!   the working week. A kind with too few days of history borrows the other days (the daily
 //!   cycle alone), and says so.
+//! - A past day is classed by how it behaved, not only by its date: a weekday whose demand looks
+//!   more like the typical weekend than the typical weekday (a public holiday) joins the
+//!   weekends, and the other way round. The calendar cannot say which days are holidays in which
+//!   country, but the demand can; and a holiday among the weekdays would otherwise pull every
+//!   weekday's estimate towards a weekend's for weeks.
 //! - The estimate is a recency-weighted quantile of those peaks: one burst or one outage on one
 //!   day moves a quantile little (robust), and recent days weigh more (demand drifts).
 
@@ -39,6 +44,8 @@ impl DayKind {
 #[derive(Debug, Clone)]
 pub struct Day {
     pub date: NaiveDate,
+    /// The kind the day behaved as (see [`Profile::class_by_behaviour`]); its date's kind
+    /// unless it looked like the other.
     pub kind: DayKind,
     pub peaks: Vec<f32>,
 }
@@ -102,10 +109,68 @@ impl Profile {
             }
             true
         });
-        Self {
+        let mut profile = Self {
             tz,
             slot_secs,
             days,
+        };
+        profile.class_by_behaviour();
+        profile
+    }
+
+    /// Re-classes each fully observed day whose slot peaks are clearly closer (by
+    /// [`RECLASS_MARGIN`]) to the other kind's typical day than to its own kind's. A typical day
+    /// is the per-slot median over the observed days of that date kind, the judged day left
+    /// out, so that a day never votes for its own class; with fewer than [`MIN_TYPICAL_DAYS`]
+    /// days on either side the day keeps its date's kind.
+    fn class_by_behaviour(&mut self) {
+        let per_day = self.slots_per_day();
+        // For each date kind and slot, the sorted slot peaks of its observed days.
+        let sorted = |kind: DayKind| -> (usize, Vec<Vec<f32>>) {
+            let days: Vec<&Day> = self
+                .days
+                .iter()
+                .filter(|d| DayKind::of(d.date) == kind && observed(d))
+                .collect();
+            let slots = (0..per_day)
+                .map(|slot| {
+                    let mut v: Vec<f32> = days
+                        .iter()
+                        .filter_map(|d| d.peaks.get(slot).copied())
+                        .filter(|v| v.is_finite())
+                        .collect();
+                    v.sort_by(f32::total_cmp);
+                    v
+                })
+                .collect();
+            (days.len(), slots)
+        };
+        let weekdays = sorted(DayKind::Weekday);
+        let weekends = sorted(DayKind::Weekend);
+        for day in self.days.iter_mut().filter(|d| observed(d)) {
+            let kind = DayKind::of(day.date);
+            let ((own_n, own), (other_n, other), other_kind) = match kind {
+                DayKind::Weekday => (&weekdays, &weekends, DayKind::Weekend),
+                DayKind::Weekend => (&weekends, &weekdays, DayKind::Weekday),
+            };
+            if own_n.saturating_sub(1) < MIN_TYPICAL_DAYS || *other_n < MIN_TYPICAL_DAYS {
+                continue;
+            }
+            let own_typical: Vec<f32> = own
+                .iter()
+                .zip(&day.peaks)
+                .map(|(values, v)| median_without(values, *v))
+                .collect();
+            let other_typical: Vec<f32> = other.iter().map(|values| median_of(values)).collect();
+            let (to_own, to_other) = (
+                log_distance(&day.peaks, &own_typical),
+                log_distance(&day.peaks, &other_typical),
+            );
+            day.kind = if to_other < RECLASS_MARGIN * to_own {
+                other_kind
+            } else {
+                kind
+            };
         }
     }
 
@@ -133,6 +198,73 @@ impl Profile {
             weight *= RECENCY_DECAY;
         }
         weighted_quantile(&mut samples, q)
+    }
+}
+
+/// Days a typical day is the median of, at the least, before any day is re-classed.
+pub const MIN_TYPICAL_DAYS: usize = 2;
+/// A day joins the other kind only when it lies at most this share of the distance to its own
+/// kind's typical day from the other's: a clear holiday, not a quiet weekday.
+pub const RECLASS_MARGIN: f64 = 0.8;
+
+/// The lower median of sorted `values` (as [`weighted_quantile`] at 0.5 with equal weights).
+fn median_of(values: &[f32]) -> f32 {
+    match values.len() {
+        0 => f32::NAN,
+        n => values[n.div_ceil(2) - 1],
+    }
+}
+
+/// The lower median of sorted `values` with one occurrence of `left_out` removed (`left_out`
+/// not finite: of all of them).
+fn median_without(values: &[f32], left_out: f32) -> f32 {
+    if !left_out.is_finite() {
+        return median_of(values);
+    }
+    let n = values.len().saturating_sub(1);
+    if n == 0 {
+        return f32::NAN;
+    }
+    let k = n.div_ceil(2) - 1;
+    let rank = values.partition_point(|v| *v < left_out);
+    if k < rank {
+        values[k]
+    } else {
+        values.get(k + 1).copied().unwrap_or(f32::NAN)
+    }
+}
+
+/// A day counts as observed (and may be re-classed) with datapoints in this share of its slots:
+/// the partial first and last days of a history say too little about their shape.
+const OBSERVED_SHARE: f64 = 0.9;
+
+fn observed(day: &Day) -> bool {
+    let seen = day.peaks.iter().filter(|v| v.is_finite()).count();
+    seen as f64 >= OBSERVED_SHARE * day.peaks.len() as f64
+}
+
+/// How far `peaks` lie from `typical`: the root mean square of their log ratio over the slots
+/// both have, each side lifted by 1 % of the typical day's median so that empty night slots
+/// do not dominate. Ratios, not differences: a holiday is a different shape, at any volume.
+fn log_distance(peaks: &[f32], typical: &[f32]) -> f64 {
+    let mut level: Vec<(f32, f64)> = typical
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|v| (*v, 1.0))
+        .collect();
+    let lift = 0.01 * f64::from(weighted_quantile(&mut level, 0.5).unwrap_or(0.0)) + 1e-9;
+    let (sum, n) = peaks
+        .iter()
+        .zip(typical)
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .fold((0.0, 0usize), |(sum, n), (a, b)| {
+            let r = ((f64::from(*a) + lift) / (f64::from(*b) + lift)).ln();
+            (sum + r * r, n + 1)
+        });
+    if n == 0 {
+        f64::INFINITY
+    } else {
+        (sum / n as f64).sqrt()
     }
 }
 
@@ -226,6 +358,102 @@ mod tests {
         let (days, same) = p.reference_days(mon, 3).expect("days");
         assert!(same);
         assert_eq!(Profile::estimate(&days, 0, 0.5), Some(100.0));
+    }
+
+    /// Office traffic: weekdays climb to 100 from 08:00 to 18:00 over a night of 10, weekend
+    /// days stay at 20 all day; `holiday` is a weekday that behaves as a weekend day.
+    fn office(day: usize, minute: usize, holiday: usize) -> f32 {
+        let weekend = day % 7 >= 5 || day == holiday;
+        match (weekend, (480..1080).contains(&minute)) {
+            (true, _) => 20.0,
+            (false, true) => 100.0,
+            (false, false) => 10.0,
+        }
+    }
+
+    #[test]
+    fn a_holiday_joins_the_weekends_and_leaves_the_weekday_estimate_alone() {
+        // GIVEN two weeks from a Monday with Wednesday of the second week a holiday
+        let s = series(14, |day, minute| office(day, minute, 9));
+        let p = Profile::build(&s, Tz::UTC, 600);
+        let holiday = &p.days[9];
+        assert_eq!(
+            holiday.date,
+            NaiveDate::from_ymd_opt(2026, 3, 11).expect("date")
+        );
+        assert_eq!(holiday.kind, DayKind::Weekend);
+        assert!(p.days.iter().filter(|d| d.kind == DayKind::Weekend).count() == 5);
+        // WHEN the Monday after is estimated at a low quantile, where one holiday among few
+        // recent weekdays would win
+        let mon = NaiveDate::from_ymd_opt(2026, 3, 16).expect("date");
+        let (days, same) = p.reference_days(mon, 3).expect("days");
+        // THEN it learns from the nine real weekdays: office hours at 100
+        assert!(same);
+        assert_eq!(days.len(), 9);
+        assert_eq!(Profile::estimate(&days, 60, 0.1), Some(100.0));
+    }
+
+    #[test]
+    fn a_quiet_weekday_of_the_same_shape_stays_a_weekday() {
+        // GIVEN a weekday at 60 % of the usual volume, in the weekday shape
+        let s = series(14, |day, minute| {
+            let v = office(day, minute, usize::MAX);
+            if day == 9 {
+                0.6 * v
+            } else {
+                v
+            }
+        });
+        let p = Profile::build(&s, Tz::UTC, 600);
+        // THEN every day keeps its date's kind
+        assert!(p.days.iter().all(|d| d.kind == DayKind::of(d.date)));
+    }
+
+    #[test]
+    fn a_day_between_the_kinds_keeps_its_date() {
+        // GIVEN a weekday with office hours at half the usual and weekend-like nights: a bit
+        // closer to a weekend day than to a weekday, but not clearly
+        let s = series(14, |day, minute| {
+            match (day, (480..1080).contains(&minute)) {
+                (9, true) => 50.0,
+                (9, false) => 20.0,
+                _ => office(day, minute, usize::MAX),
+            }
+        });
+        let p = Profile::build(&s, Tz::UTC, 600);
+        // THEN it stays a weekday
+        assert_eq!(p.days[9].kind, DayKind::Weekday);
+    }
+
+    #[test]
+    fn days_are_re_classed_only_with_typical_days_on_both_sides_and_whole_days() {
+        // GIVEN one week with its Wednesday a holiday: two weekend days, enough
+        let week = Profile::build(&series(7, |d, m| office(d, m, 2)), Tz::UTC, 600);
+        assert_eq!(week.days[2].kind, DayKind::Weekend);
+        // GIVEN six days, so a single weekend day: nothing to compare with
+        let six = Profile::build(&series(6, |d, m| office(d, m, 2)), Tz::UTC, 600);
+        assert!(six.days.iter().all(|d| d.kind == DayKind::of(d.date)));
+        // GIVEN the holiday's data only from 20:00 (a history that starts on it)
+        let late = series(8, |d, m| office(d, m, 0)).values[120..].to_vec();
+        let s = DemandSeries::new(utc("2026-03-02T20:00:00Z"), 600, late);
+        let p = Profile::build(&s, Tz::UTC, 600);
+        // THEN a partial day says too little about its shape to be re-classed
+        assert_eq!(p.days[0].kind, DayKind::Weekday);
+    }
+
+    #[test]
+    fn medians_with_a_day_left_out() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(median_of(&v), 3.0);
+        assert_eq!(median_of(&v[..4]), 2.0);
+        assert!(median_of(&[]).is_nan());
+        // Leaving out below, at and above the median of the rest.
+        assert_eq!(median_without(&v, 1.0), 3.0);
+        assert_eq!(median_without(&v, 3.0), 2.0);
+        assert_eq!(median_without(&v, 5.0), 2.0);
+        assert_eq!(median_without(&[2.0, 2.0, 9.0], 2.0), 2.0);
+        assert!(median_without(&[4.0], 4.0).is_nan());
+        assert_eq!(median_without(&v, f32::NAN), 3.0);
     }
 
     #[test]
