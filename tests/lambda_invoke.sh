@@ -54,6 +54,7 @@ invocations=(
     'events/sagemaker/endpoint-rolling-back.json|headroom-deploy|answered|"change":"absent"|chat-prod does not exist in moto'
     'events/sagemaker/endpoint-in-service-foreign-account.json|headroom-deploy|rejected|headroom acts only on its own account|the same endpoint name from account 999999999999, as a forwarding bus delivers it: refused, nothing read or written'
     'events/sagemaker/model-package-approved.json|headroom-deploy|answered|"outcome":"ignored"|no managed target serves model package group chat-llama (no stored model identity names a package of it)'
+    'events/sagemaker/model-package-rejected.json|headroom-deploy|answered|"outcome":"ignored"|chat-llama/9 rejected: no managed target has a pending review of it to withdraw'
     'events/pipeline/check.json|headroom-deploy|answered|"review":"clear"|a pipeline check: no review open'
     'events/pipeline/deployed.json|headroom-deploy|answered|"change":"absent"|a pipeline deployed hook'
     'events/invalid/peak-bad-target.json|headroom-tick|rejected|is not a SageMaker resource id|a peak for a target that is no variant'

@@ -32,7 +32,7 @@ pub enum ReviewsCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {
-    /// Include acknowledged and superseded reviews.
+    /// Include acknowledged, superseded and withdrawn reviews.
     #[arg(long)]
     pub all: bool,
     /// Print JSON instead of a table.

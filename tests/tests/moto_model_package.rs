@@ -1,8 +1,8 @@
 //! A model package approval end to end against moto over HTTP, with the real adapters: a
 //! target whose stored model identity (the `MODEL` item) names package chat-llama/8 gets one
 //! pending review in DynamoDB when chat-llama/9 is approved (twice delivered), `reviews list`
-//! shows it, a pipeline `check` answers "pending", and its acknowledgement is stored
-//! conditionally like any review's. Only DynamoDB and Application Auto Scaling are read: an
+//! shows it, a pipeline `check` answers "pending", its acknowledgement is stored conditionally
+//! like any review's, and a rejection of the version withdraws it. Only DynamoDB and Application Auto Scaling are read: an
 //! approval describes nothing in SageMaker.
 
 use chrono::{SubsecRound, Utc};
@@ -168,4 +168,34 @@ async fn an_approval_opens_one_pending_review_in_dynamodb_and_the_check_answers_
         .await
         .expect("answered");
     assert_eq!(answer.review, Some(CheckAnswer::Clear));
+
+    // WHEN chat-llama/9 is rejected before it rolls out, THEN the acknowledged review is
+    // withdrawn by a conditional write (revision 3), and `reviews list` has nothing to show
+    let mut rejected = event.clone();
+    rejected["detail"]["ModelApprovalStatus"] = json!("Rejected");
+    let r = headroom_deploy::handle(ports, &rejected, Utc::now())
+        .await
+        .expect("handled");
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|v| v.action),
+        Some(ReviewAction::Withdrawn),
+        "{r:?}"
+    );
+    let closed = reviews
+        .load_review(&id, &pending)
+        .await
+        .expect("load")
+        .expect("stored");
+    assert_eq!(
+        (closed.status, closed.revision),
+        (ReviewStatus::Withdrawn, 3)
+    );
+    assert_eq!(
+        closed.withdrawn.as_ref().map(|w| w.status.as_str()),
+        Some("Rejected")
+    );
+    assert!(list_reviews(&reviews, &plan, false)
+        .await
+        .expect("listed")
+        .is_empty());
 }

@@ -1,6 +1,6 @@
 //! Model package approvals through the deploy handler, against in-memory ports: the pending
 //! review an approval opens, its duplicates, the statuses ignored, the rollout that supersedes
-//! it, and what a pipeline's `check` answers meanwhile. One scenario per test (GIVEN / WHEN /
+//! it, the rejection that withdraws it, and what a pipeline's `check` answers meanwhile. One scenario per test (GIVEN / WHEN /
 //! THEN).
 
 use chrono::{DateTime, Utc};
@@ -337,24 +337,175 @@ async fn the_rollout_supersedes_the_pending_review_and_opens_its_own() {
     assert_eq!(count(&w.reviews.writes), writes);
 }
 
+/// The approval fixture with another `ModelApprovalStatus`.
+fn with_status(status: &str) -> Value {
+    let mut ev = approval();
+    ev["detail"]["ModelApprovalStatus"] = json!(status);
+    ev
+}
+
 #[tokio::test]
-async fn other_approval_statuses_are_ignored_with_the_reason_and_read_nothing() {
+async fn statuses_that_neither_approve_nor_withdraw_are_ignored_with_the_reason() {
     let w = World::new();
     w.baseline().await;
     let mutations = w.store.calls.mutations();
+    let writes = count(&w.reviews.writes);
+    // GIVEN no pending review, WHEN the version is rejected or set back to manual approval
     for status in ["Rejected", "PendingManualApproval"] {
-        let mut ev = approval();
-        ev["detail"]["ModelApprovalStatus"] = json!(status);
-        let r = w.handle(&ev, "2026-03-14T08:40:13Z").await;
+        let r = w.handle(&with_status(status), "2026-03-14T08:40:13Z").await;
+        // THEN there is nothing to withdraw
         assert_eq!(r.outcome, Outcome::Ignored, "{status}");
         let reason = r.reason.unwrap_or_default();
         assert!(
-            reason.contains(status) && reason.contains("only an approval"),
+            reason.contains(status) && reason.contains("nothing to withdraw"),
             "{reason}"
         );
     }
+    // WHEN a status AWS may add later arrives
+    let r = w
+        .handle(&with_status("Archived"), "2026-03-14T08:41:00Z")
+        .await;
+    assert_eq!(r.outcome, Outcome::Ignored);
+    let reason = r.reason.unwrap_or_default();
+    assert!(
+        reason.contains("Archived") && reason.contains("only an approval"),
+        "{reason}"
+    );
     assert!(w.reviews.all().is_empty());
+    assert_eq!(count(&w.reviews.writes), writes);
     assert_eq!(w.store.calls.mutations(), mutations);
+}
+
+#[tokio::test]
+async fn a_rejection_withdraws_the_pending_review_until_the_version_is_approved_again() {
+    let w = World::new();
+    w.baseline().await;
+    w.handle(&approval(), "2026-03-14T08:40:13Z").await;
+    let pending = pending_review_id(&variant(), &package(9));
+    // WHEN chat-llama/9 is rejected before it rolls out, and the event comes twice
+    let mut rejected = with_status("Rejected");
+    rejected["time"] = json!("2026-03-14T09:30:00Z");
+    let first = w.handle(&rejected, "2026-03-14T09:30:02Z").await;
+    let writes = count(&w.reviews.writes);
+    let second = w.handle(&rejected, "2026-03-14T09:30:09Z").await;
+    // THEN its pending review is withdrawn once, with the status and the event's time
+    let report = &first.targets[0];
+    assert_eq!(
+        (first.outcome, report.change),
+        (Outcome::Watched, ModelChange::Withdrawn)
+    );
+    let action = |r: &Response| r.targets[0].review.as_ref().map(|v| v.action);
+    assert_eq!(action(&first), Some(ReviewAction::Withdrawn));
+    assert_eq!(action(&second), Some(ReviewAction::AlreadyClosed));
+    assert_eq!(
+        count(&w.reviews.writes),
+        writes,
+        "a duplicate writes nothing"
+    );
+    let closed = w.review(&pending);
+    assert_eq!(
+        (closed.status, closed.revision),
+        (ReviewStatus::Withdrawn, 2)
+    );
+    let why = closed.withdrawn.as_ref().expect("withdrawal");
+    assert_eq!(
+        (why.status.as_str(), why.at),
+        ("Rejected", t("2026-03-14T09:30:00Z"))
+    );
+    // The pipeline's check is clear, the list shows nothing to do, an ack is refused.
+    let r = w.handle(&check(), "2026-03-14T09:35:00Z").await;
+    assert_eq!(r.review, Some(CheckAnswer::Clear));
+    let plan = parse_plan("t", PLAN).expect("plan");
+    let listed = list_reviews(&w.reviews, &plan, false)
+        .await
+        .expect("listed");
+    assert!(listed.is_empty(), "{listed:#?}");
+    let err = ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        &pending,
+        "ana",
+        "late",
+        t("2026-03-14T09:36:00Z"),
+    )
+    .await
+    .expect_err("withdrawn");
+    assert!(err.to_string().contains("withdrawn"), "{err}");
+    // WHEN the version is approved again
+    let again = w.handle(&approval(), "2026-03-14T11:00:00Z").await;
+    // THEN its review is pending again, as a second occurrence of the same id
+    assert_eq!(action(&again), Some(ReviewAction::Pending));
+    let renewed = w.review(&pending);
+    assert_eq!(
+        (renewed.status, renewed.revision, renewed.occurrences),
+        (ReviewStatus::Pending, 3, 2)
+    );
+    assert!(renewed.withdrawn.is_none());
+    let r = w.handle(&check(), "2026-03-14T11:05:00Z").await;
+    assert_eq!(r.review, Some(CheckAnswer::Pending));
+}
+
+#[tokio::test]
+async fn an_acknowledged_pending_review_is_withdrawn_too_and_keeps_its_acknowledgement() {
+    let w = World::new();
+    w.baseline().await;
+    w.handle(&approval(), "2026-03-14T08:40:13Z").await;
+    let pending = pending_review_id(&variant(), &package(9));
+    let plan = parse_plan("t", PLAN).expect("plan");
+    ack_review(
+        &w.reviews,
+        &w.endpoints,
+        &plan,
+        &pending,
+        "ana",
+        "v9 load-tested",
+        t("2026-03-14T09:00:00Z"),
+    )
+    .await
+    .expect("acknowledged");
+    // WHEN the version is set back to manual approval
+    let r = w
+        .handle(
+            &with_status("PendingManualApproval"),
+            "2026-03-14T09:30:00Z",
+        )
+        .await;
+    // THEN the review is withdrawn, its acknowledgement kept as the record
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|v| v.action),
+        Some(ReviewAction::Withdrawn)
+    );
+    let closed = w.review(&pending);
+    assert_eq!(closed.status, ReviewStatus::Withdrawn);
+    assert_eq!(closed.ack.as_ref().map(|a| a.by.as_str()), Some("ana"));
+}
+
+#[tokio::test]
+async fn a_rejection_after_the_rollout_leaves_the_superseded_review_alone() {
+    let w = World::new();
+    w.baseline().await;
+    w.handle(&approval(), "2026-03-14T08:40:13Z").await;
+    w.endpoints
+        .switch_config("chat-prod", "chat-prod-config-v9");
+    w.handle(
+        &in_service("e-v9", "2026-03-14T10:00:00Z"),
+        "2026-03-14T10:00:01Z",
+    )
+    .await;
+    let writes = count(&w.reviews.writes);
+    // WHEN the rolled-out version is rejected afterwards (a late or out-of-order event)
+    let r = w
+        .handle(&with_status("Rejected"), "2026-03-14T10:30:00Z")
+        .await;
+    // THEN nothing is written: the rollout's open review is the one to judge
+    assert_eq!(
+        r.targets[0].review.as_ref().map(|v| v.action),
+        Some(ReviewAction::AlreadyClosed)
+    );
+    assert_eq!(count(&w.reviews.writes), writes);
+    let pending = pending_review_id(&variant(), &package(9));
+    assert_eq!(w.review(&pending).status, ReviewStatus::Superseded);
 }
 
 #[tokio::test]

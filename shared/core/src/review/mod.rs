@@ -43,6 +43,10 @@ pub enum ReviewStatus {
     /// Closed by a rollout: the pending review's package (or another model) serves now, and the
     /// review in `superseded_by` is the one to judge (policy reviews only).
     Superseded,
+    /// Closed before its rollout: the package version it is about is no longer approved
+    /// (rejected, or set back to manual approval; see `withdrawn`). A new approval of the
+    /// version makes it pending again (policy reviews only).
+    Withdrawn,
 }
 
 impl ReviewStatus {
@@ -52,6 +56,7 @@ impl ReviewStatus {
             Self::Acked => "acked",
             Self::Pending => "pending",
             Self::Superseded => "superseded",
+            Self::Withdrawn => "withdrawn",
         }
     }
 }
@@ -195,6 +200,9 @@ pub struct Review {
     /// A superseded pending review: the rollout's review that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<ReviewId>,
+    /// A withdrawn pending review: the approval status that closed it, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<package::Withdrawal>,
 }
 
 fn one() -> u32 {
@@ -263,6 +271,7 @@ pub fn build_review(input: ReviewInput<'_>) -> Review {
         package: None,
         pending_review: None,
         superseded_by: None,
+        withdrawn: None,
     }
 }
 
@@ -353,6 +362,8 @@ pub enum AckError {
     NoActor,
     #[error("review {id} was superseded by a rollout: acknowledge the review `headroom reviews show {id}` names in superseded_by")]
     Superseded { id: ReviewId },
+    #[error("review {id} was withdrawn: its model package version is no longer approved, so nothing will roll out to judge (`headroom reviews show {id}` says when and why)")]
+    Withdrawn { id: ReviewId },
 }
 
 /// Acknowledges an open review.
@@ -381,8 +392,10 @@ pub(crate) fn new_ack(
     note: &str,
     now: DateTime<Utc>,
 ) -> Result<Ack, AckError> {
-    if status == ReviewStatus::Superseded {
-        return Err(AckError::Superseded { id: id.clone() });
+    match status {
+        ReviewStatus::Superseded => return Err(AckError::Superseded { id: id.clone() }),
+        ReviewStatus::Withdrawn => return Err(AckError::Withdrawn { id: id.clone() }),
+        ReviewStatus::Open | ReviewStatus::Acked | ReviewStatus::Pending => {}
     }
     if let (ReviewStatus::Acked, Some(a)) = (status, existing) {
         return Err(AckError::AlreadyAcked {

@@ -18,6 +18,11 @@
 //!   the others were overtaken by the rollout (if their package rolls out later, that rollout
 //!   opens its own review).
 //!
+//! - **Withdrawn.** When the approved version stops being approved before it rolls out
+//!   (`Rejected`, or back to `PendingManualApproval`), its pending review (acknowledged or not)
+//!   is closed as withdrawn: nothing will roll out to judge. A later approval of the same
+//!   version makes it pending again, as a fresh review of that approval.
+//!
 //! A pending review does not tag the endpoint (the tag says a review is open) and is not
 //! `open`: a pipeline's `check` answers `pending` for it.
 
@@ -110,11 +115,23 @@ pub fn pending_review(review: Review, approval: PackageApproval) -> Review {
     }
 }
 
+/// Why and when a pending review was withdrawn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withdrawal {
+    /// The approval status the package version moved to (`Rejected`).
+    pub status: String,
+    /// The event's time (else when it was handled).
+    pub at: DateTime<Utc>,
+}
+
 /// What to do with a freshly built pending review given the stored one with its id.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingDecision {
     /// First approval event of this version for this target: store it.
     Create(Review),
+    /// The version was approved again after its review was withdrawn: the fresh review
+    /// replaces the withdrawn one (conditional on the revision read).
+    Renew(Review),
     /// Already stored (a duplicate event, or an approval redelivered after the review was
     /// acknowledged or superseded): nothing to do.
     Exists(Review),
@@ -123,8 +140,32 @@ pub enum PendingDecision {
 pub fn decide_pending(existing: Option<Review>, fresh: Review) -> PendingDecision {
     match existing {
         None => PendingDecision::Create(fresh),
+        Some(e) if e.status == ReviewStatus::Withdrawn => {
+            let mut earlier_acks = e.earlier_acks;
+            earlier_acks.extend(e.ack);
+            PendingDecision::Renew(Review {
+                revision: e.revision,
+                occurrences: e.occurrences + 1,
+                earlier_acks,
+                ..fresh
+            })
+        }
         Some(e) => PendingDecision::Exists(e),
     }
+}
+
+/// The stored review of an approval, closed as withdrawn because its package version moved to
+/// `status`; `None` when there is nothing to close (it rolled out, was superseded or withdrawn
+/// already: a duplicate or late event changes nothing).
+pub fn withdraw(stored: &Review, status: &str, at: DateTime<Utc>) -> Option<Review> {
+    stored.awaits_rollout().then(|| Review {
+        status: ReviewStatus::Withdrawn,
+        withdrawn: Some(Withdrawal {
+            status: status.to_owned(),
+            at,
+        }),
+        ..stored.clone()
+    })
 }
 
 impl Review {
@@ -364,6 +405,73 @@ mod tests {
                 "{status:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_a_review_awaiting_its_rollout_is_withdrawn() {
+        let id = target();
+        let at = t("2026-03-14T12:00:00Z");
+        let fresh = Review {
+            revision: 1,
+            ..pending(&id, 9)
+        };
+        let acked = Review {
+            revision: 2,
+            ..ack(&fresh, "ana", "fits", t("2026-03-14T11:00:00Z")).unwrap()
+        };
+        for open in [fresh.clone(), acked] {
+            let closed = withdraw(&open, "Rejected", at).expect("withdrawn");
+            assert_eq!(closed.status, ReviewStatus::Withdrawn);
+            assert_eq!(
+                closed.withdrawn,
+                Some(Withdrawal {
+                    status: "Rejected".into(),
+                    at
+                })
+            );
+            assert_eq!(
+                closed.revision, open.revision,
+                "conditional on the revision read"
+            );
+            assert_eq!(closed.ack, open.ack, "the acknowledgement is kept");
+        }
+        let superseded = Review {
+            status: ReviewStatus::Superseded,
+            superseded_by: Some("rv-000000000001".into()),
+            ..fresh.clone()
+        };
+        let withdrawn = withdraw(&fresh, "Rejected", at).unwrap();
+        let rollout = review(&id, serving(&[&arn(9)]));
+        for (case, stored) in [
+            ("superseded by its rollout", superseded),
+            ("withdrawn already", withdrawn),
+            ("a rollout's review", rollout),
+        ] {
+            assert_eq!(withdraw(&stored, "Rejected", at), None, "{case}");
+        }
+    }
+
+    #[test]
+    fn an_approval_after_a_withdrawal_renews_the_review() {
+        let fresh = pending(&target(), 9);
+        let acked = ack(&fresh, "ana", "fits", t("2026-03-14T11:00:00Z")).unwrap();
+        let withdrawn = Review {
+            revision: 3,
+            ..withdraw(&acked, "Rejected", t("2026-03-14T12:00:00Z")).unwrap()
+        };
+        let PendingDecision::Renew(renewed) = decide_pending(Some(withdrawn), fresh.clone()) else {
+            panic!("renewed");
+        };
+        assert_eq!(
+            (renewed.status, renewed.revision, renewed.occurrences),
+            (ReviewStatus::Pending, 3, 2)
+        );
+        assert!(renewed.withdrawn.is_none() && renewed.ack.is_none());
+        assert_eq!(
+            renewed.earlier_acks.len(),
+            1,
+            "the old acknowledgement is kept"
+        );
     }
 
     #[test]

@@ -169,9 +169,10 @@ pub fn decide_schedule_review(
     next.occurrences = review.occurrences;
     next.verdict_since = now;
     match stored.status {
-        // Schedule reviews are never pending nor superseded (those are policy reviews').
+        // Schedule reviews are never pending, superseded nor withdrawn (those are policy
+        // reviews').
         ReviewStatus::Open | ReviewStatus::Pending => ScheduleReviewAction::Update(next),
-        ReviewStatus::Acked | ReviewStatus::Superseded => {
+        ReviewStatus::Acked | ReviewStatus::Superseded | ReviewStatus::Withdrawn => {
             next.status = ReviewStatus::Open;
             next.earlier_acks.extend(next.ack.take());
             ScheduleReviewAction::Reopen(next)

@@ -22,6 +22,8 @@ pub enum DeployError {
     Ack(#[from] AckError),
     #[error("review {id} changed while it was being acknowledged: run the command again")]
     ReviewConflict { id: String },
+    #[error("pending review {id} changed while its withdrawal was being stored (a duplicate event or an acknowledgement at the same moment): the event is retried")]
+    WithdrawalConflict { id: String },
     /// An event from another account or region: nothing was read or written.
     #[error("SageMaker event refused: {reason}")]
     Refused { reason: String },
@@ -35,7 +37,7 @@ impl DeployError {
         match self {
             Self::Port { source, .. } => source.is_retryable(),
             Self::Reconcile(e) => e.is_retryable(),
-            Self::ReviewConflict { .. } => true,
+            Self::ReviewConflict { .. } | Self::WithdrawalConflict { .. } => true,
             Self::ReviewNotFound { .. }
             | Self::Ack(_)
             | Self::Refused { .. }

@@ -280,6 +280,8 @@ pub enum ModelChange {
     /// Another version of the model package the target serves was approved: it does not serve
     /// yet (a pending review is opened unless the plan turns reviews off).
     Approved,
+    /// A package version with a pending review for the target is no longer approved.
+    Withdrawn,
 }
 
 /// What a model change did to its review.
@@ -297,6 +299,10 @@ pub enum ReviewAction {
     /// Another event of the same approval already opened it (it may be acknowledged or
     /// superseded since).
     AlreadyPending,
+    /// The package version's approval was withdrawn: its pending review is closed.
+    Withdrawn,
+    /// The review was closed already (rolled out, superseded or withdrawn): nothing to do.
+    AlreadyClosed,
 }
 
 impl ReviewAction {
@@ -308,6 +314,8 @@ impl ReviewAction {
             Self::Disabled => "disabled",
             Self::Pending => "pending",
             Self::AlreadyPending => "already_pending",
+            Self::Withdrawn => "withdrawn",
+            Self::AlreadyClosed => "already_closed",
         }
     }
 }

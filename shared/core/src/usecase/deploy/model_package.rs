@@ -1,7 +1,9 @@
 //! A model package's state change: when another version of the package a managed target serves
-//! is approved, open a pending review for the target before the rollout (the rules are in
-//! `crate::review::package`). Any other approval status is ignored with the reason, and so is an
-//! approval no managed target's stored identity connects to; nothing is written then.
+//! is approved, open a pending review for the target before the rollout; when a version with a
+//! pending review is rejected or set back to manual approval, withdraw that review (the rules
+//! are in `crate::review::package`). Any other status is ignored with the reason, and so is an
+//! event no managed target's stored identity or pending review connects to; nothing is written
+//! then.
 
 use std::slice;
 
@@ -15,7 +17,8 @@ use crate::ports::{SaveOutcome, ScalingTargets, StateStore};
 use crate::reconcile::load_plan;
 use crate::review::build_review;
 use crate::review::package::{
-    decide_pending, package_fit, pending_review, PackageApproval, PackageFit, PendingDecision,
+    decide_pending, package_fit, pending_review, pending_review_id, withdraw, PackageApproval,
+    PackageFit, PendingDecision,
 };
 use crate::review::ReviewInput;
 use crate::trigger::model_package::{ApprovalStatus, PackageArn, MODEL_PACKAGE_STATE};
@@ -49,11 +52,17 @@ where
             r.reason = Some(reason);
             r
         };
-        if ev.approval != Some(ApprovalStatus::Approved) {
-            return Ok(ignored(format!(
-                "model package {} is {status}: only an approval opens a pending review",
-                ev.arn
-            )));
+        match &ev.approval {
+            Some(ApprovalStatus::Approved) => {}
+            Some(ApprovalStatus::Rejected | ApprovalStatus::PendingManualApproval) => {
+                return self.on_withdrawal(ev, status, &trigger, now).await;
+            }
+            _ => {
+                return Ok(ignored(format!(
+                    "model package {} is {status}: only an approval opens a pending review, and only a rejection or a return to manual approval withdraws one",
+                    ev.arn
+                )))
+            }
         }
         let Some(approved) = PackageArn::parse(&ev.arn) else {
             return Ok(ignored(format!(
@@ -112,6 +121,91 @@ where
                 "no target managed by the plan serves model package group {} ({}): headroom knows what a target serves from the model identity it stored at the target's last deployment event",
                 approved.group, approved.group_arn
             )));
+        }
+        Ok(response)
+    }
+
+    /// The package version `ev` names is `status` now, no longer approved: each managed
+    /// target's pending review of it (the id says which) is closed as withdrawn.
+    async fn on_withdrawal(
+        &self,
+        ev: &ModelPackageEvent,
+        status: &str,
+        trigger: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Response, DeployError> {
+        let (_, plan) = load_plan(self.state).await?;
+        let mut response = Response::new(trigger.to_owned(), None, Outcome::Watched);
+        for target in &plan.targets {
+            let id = &target.id;
+            let review_id = pending_review_id(id, &ev.arn);
+            let Some(stored) = self
+                .reviews
+                .load_review(id, &review_id)
+                .await
+                .map_err(port(id, "load the pending review"))?
+            else {
+                continue;
+            };
+            let mut report = TargetReport {
+                target: id.to_string(),
+                change: ModelChange::Withdrawn,
+                fingerprint: Some(stored.fingerprint.clone()),
+                previous_fingerprint: Some(stored.previous_fingerprint.clone()),
+                review: None,
+                lead_samples_added: 0,
+                notes: Vec::new(),
+            };
+            let action = match withdraw(&stored, status, ev.at.unwrap_or(now)) {
+                None => {
+                    report.notes.push(format!(
+                        "review {review_id} is {}: nothing to withdraw",
+                        stored.status.as_str()
+                    ));
+                    ReviewAction::AlreadyClosed
+                }
+                Some(closed) => match self
+                    .reviews
+                    .save_review(&closed)
+                    .await
+                    .map_err(port(id, "store the withdrawn review"))?
+                {
+                    SaveOutcome::Saved => {
+                        tracing::warn!(
+                            target_id = %id,
+                            review_id = %review_id,
+                            package = %ev.arn,
+                            approval = status,
+                            "pending scaling-policy review withdrawn: the package version it is about is no longer approved"
+                        );
+                        report.notes.push(format!(
+                            "review {review_id} withdrawn: {} is {status}",
+                            ev.arn
+                        ));
+                        ReviewAction::Withdrawn
+                    }
+                    SaveOutcome::Conflict => {
+                        return Err(DeployError::WithdrawalConflict {
+                            id: review_id.to_string(),
+                        })
+                    }
+                },
+            };
+            report.review = Some(ReviewReport {
+                id: Some(review_id),
+                action,
+                tagged: false,
+            });
+            response.targets.push(report);
+        }
+        if response.targets.is_empty() {
+            tracing::info!(trigger, package = %ev.arn, "model package event ignored: no pending review to withdraw");
+            let mut r = Response::new(trigger.to_owned(), None, Outcome::Ignored);
+            r.reason = Some(format!(
+                "model package {} is {status}: no target managed by the plan has a pending review of it, so there is nothing to withdraw",
+                ev.arn
+            ));
+            return Ok(r);
         }
         Ok(response)
     }
@@ -190,6 +284,16 @@ where
             {
                 SaveOutcome::Saved => ReviewAction::Pending,
                 // Another event of the same approval stored it first.
+                SaveOutcome::Conflict => ReviewAction::AlreadyPending,
+            },
+            // Approved again after a withdrawal: pending again, as this approval's review.
+            PendingDecision::Renew(r) => match self
+                .reviews
+                .save_review(&r)
+                .await
+                .map_err(port(id, "store the renewed pending review"))?
+            {
+                SaveOutcome::Saved => ReviewAction::Pending,
                 SaveOutcome::Conflict => ReviewAction::AlreadyPending,
             },
             PendingDecision::Exists(r) => {

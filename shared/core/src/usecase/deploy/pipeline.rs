@@ -83,7 +83,9 @@ where
                             ReviewStatus::Pending => {
                                 response.pending_reviews.push(ReviewBrief::of(r))
                             }
-                            ReviewStatus::Acked | ReviewStatus::Superseded => {}
+                            ReviewStatus::Acked
+                            | ReviewStatus::Superseded
+                            | ReviewStatus::Withdrawn => {}
                         }
                     }
                 }
