@@ -957,10 +957,7 @@ pub fn observe_capacity(
                 latency.seconds
             ));
             state.wake_latencies.push(latency);
-            if state.wake_latencies.len() > WAKE_LATENCIES_KEPT {
-                let excess = state.wake_latencies.len() - WAKE_LATENCIES_KEPT;
-                state.wake_latencies.drain(..excess);
-            }
+            crate::newest::keep_newest(&mut state.wake_latencies, WAKE_LATENCIES_KEPT);
             state.wake_pending_since = None;
         } else if state
             .claim(&ClaimSource::Wake)

@@ -268,9 +268,5 @@ fn converge(
 fn remember_earlier(next: &mut TargetState, earlier: Bounds) {
     next.earlier_applied.retain(|b| *b != earlier);
     next.earlier_applied.push(earlier);
-    let excess = next
-        .earlier_applied
-        .len()
-        .saturating_sub(EARLIER_APPLIED_KEPT);
-    next.earlier_applied.drain(..excess);
+    crate::newest::keep_newest(&mut next.earlier_applied, EARLIER_APPLIED_KEPT);
 }

@@ -214,10 +214,7 @@ impl ModelHistory {
             since,
         });
         self.entries.sort_by_key(|e| e.since);
-        if self.entries.len() > MODEL_HISTORY_KEPT {
-            let excess = self.entries.len() - MODEL_HISTORY_KEPT;
-            self.entries.drain(..excess);
-        }
+        crate::newest::keep_newest(&mut self.entries, MODEL_HISTORY_KEPT);
     }
 
     /// The fingerprint in force at `at`. Before the first known era, the first (the baseline

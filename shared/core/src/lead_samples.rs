@@ -114,10 +114,7 @@ pub fn merge_samples(
         added += 1;
     }
     kept.sort_by_key(|s| s.ended_at);
-    if kept.len() > LEAD_SAMPLES_KEPT {
-        let excess = kept.len() - LEAD_SAMPLES_KEPT;
-        kept.drain(..excess);
-    }
+    crate::newest::keep_newest(kept, LEAD_SAMPLES_KEPT);
     added
 }
 

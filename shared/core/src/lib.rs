@@ -30,6 +30,7 @@ pub mod log;
 pub mod memory;
 pub mod metrics_port;
 pub mod model;
+pub mod newest;
 pub mod peaks;
 pub mod plan;
 pub mod ports;

@@ -159,8 +159,7 @@ fn score_one(
 /// `kept` followed by `new`, the newest [`KEPT_SCORES`].
 pub fn keep_newest(mut kept: Vec<WindowScore>, new: Vec<WindowScore>) -> Vec<WindowScore> {
     kept.extend(new);
-    let excess = kept.len().saturating_sub(KEPT_SCORES);
-    kept.drain(..excess);
+    crate::newest::keep_newest(&mut kept, KEPT_SCORES);
     kept
 }
 

@@ -162,8 +162,7 @@ pub fn decide_schedule_review(
         evidence: stored.evidence.clone(),
         since: stored.verdict_since,
     });
-    let excess = next.earlier.len().saturating_sub(EARLIER_VERDICTS);
-    next.earlier.drain(..excess);
+    crate::newest::keep_newest(&mut next.earlier, EARLIER_VERDICTS);
     next.verdict = review.verdict;
     next.evidence = review.evidence.clone();
     next.occurrences = review.occurrences;

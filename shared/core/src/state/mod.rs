@@ -251,10 +251,7 @@ impl TargetState {
             key: key.as_ref().into(),
             until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
         });
-        if self.seen_events.len() > SEEN_EVENTS_KEPT {
-            let excess = self.seen_events.len() - SEEN_EVENTS_KEPT;
-            self.seen_events.drain(..excess);
-        }
+        crate::newest::keep_newest(&mut self.seen_events, SEEN_EVENTS_KEPT);
     }
 
     /// Drops what has expired: claims, pause, idempotency keys. Readers ignore expired items
