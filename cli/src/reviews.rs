@@ -9,7 +9,7 @@ use headroom_adapters::dynamo_reviews::DynamoReviews;
 use headroom_adapters::sagemaker_models::SageMakerModels;
 use headroom_core::reconcile::load_plan;
 use headroom_core::review::schedule::{is_schedule_review_id, ScheduleReview};
-use headroom_core::review::Review;
+use headroom_core::review::{Review, ReviewStatus};
 use headroom_core::usecase::reviews::{
     ack_review, ack_schedule, is_current, list_reviews, list_schedule_reviews,
 };
@@ -239,8 +239,11 @@ pub fn table(reviews: &[Review]) -> String {
                         .as_ref()
                         .map_or_else(|| r.previous_fingerprint.to_string(), short),
                     // A pending review's model is the approved package, not serving yet.
-                    match (&r.package, r.is_approval()) {
-                        (Some(p), true) => format!("package {} (approved)", p.label()),
+                    match (&r.package, r.is_approval(), r.status) {
+                        (Some(p), true, ReviewStatus::Withdrawn) => {
+                            format!("package {} (withdrawn)", p.label())
+                        }
+                        (Some(p), true, _) => format!("package {} (approved)", p.label()),
                         _ => short(&r.current),
                     }
                 ),

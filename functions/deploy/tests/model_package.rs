@@ -432,8 +432,16 @@ async fn a_rejection_withdraws_the_pending_review_until_the_version_is_approved_
     .await
     .expect_err("withdrawn");
     assert!(err.to_string().contains("withdrawn"), "{err}");
-    // WHEN the version is approved again
-    let again = w.handle(&approval(), "2026-03-14T11:00:00Z").await;
+    // WHEN the old approval is redelivered after the rejection, THEN nothing changes
+    let writes = count(&w.reviews.writes);
+    let redelivered = w.handle(&approval(), "2026-03-14T10:00:00Z").await;
+    assert_eq!(action(&redelivered), Some(ReviewAction::AlreadyPending));
+    assert_eq!(count(&w.reviews.writes), writes);
+    assert_eq!(w.review(&pending).status, ReviewStatus::Withdrawn);
+    // WHEN the version is approved again (a new event)
+    let mut approved_again = approval();
+    approved_again["time"] = json!("2026-03-14T11:00:00Z");
+    let again = w.handle(&approved_again, "2026-03-14T11:00:02Z").await;
     // THEN its review is pending again, as a second occurrence of the same id
     assert_eq!(action(&again), Some(ReviewAction::Pending));
     let renewed = w.review(&pending);
@@ -444,6 +452,35 @@ async fn a_rejection_withdraws_the_pending_review_until_the_version_is_approved_
     assert!(renewed.withdrawn.is_none());
     let r = w.handle(&check(), "2026-03-14T11:05:00Z").await;
     assert_eq!(r.review, Some(CheckAnswer::Pending));
+}
+
+#[tokio::test]
+async fn a_rejection_older_than_the_approval_withdraws_nothing() {
+    let w = World::new();
+    w.baseline().await;
+    w.handle(&approval(), "2026-03-14T08:40:13Z").await;
+    let writes = count(&w.reviews.writes);
+    // WHEN a rejection from before the approval (08:40:12) arrives after it
+    let mut late = with_status("Rejected");
+    late["time"] = json!("2026-03-14T08:00:00Z");
+    let r = w.handle(&late, "2026-03-14T08:41:00Z").await;
+    // THEN the review stays pending, and says why
+    let report = &r.targets[0];
+    assert_eq!(
+        report.review.as_ref().map(|v| v.action),
+        Some(ReviewAction::Outdated)
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("after this Rejected event")),
+        "{:?}",
+        report.notes
+    );
+    assert_eq!(count(&w.reviews.writes), writes);
+    let pending = pending_review_id(&variant(), &package(9));
+    assert_eq!(w.review(&pending).status, ReviewStatus::Pending);
 }
 
 #[tokio::test]

@@ -91,7 +91,8 @@ fn estimate(
 }
 
 /// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
-/// [`BACKTEST_DAYS`] days, each estimate made only from the days before its own, weighted by the
+/// [`BACKTEST_DAYS`] days, each estimate made only from the days before its own (their classes,
+/// weekday or weekend by behaviour, judged on the whole history before `now`), weighted by the
 /// estimate (busy slots matter more than quiet ones), within `[1, max_margin]`.
 fn learn_margin(profile: &Profile, policy: &ForecastPolicy) -> f64 {
     let mut samples = Vec::new();

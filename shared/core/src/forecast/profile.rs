@@ -44,8 +44,8 @@ impl DayKind {
 #[derive(Debug, Clone)]
 pub struct Day {
     pub date: NaiveDate,
-    /// The kind the day behaved as (see [`Profile::class_by_behaviour`]); its date's kind
-    /// unless it looked like the other.
+    /// The kind the day behaved as (see `Profile::class_by_behaviour`); its date's kind unless
+    /// it looked like the other.
     pub kind: DayKind,
     pub peaks: Vec<f32>,
 }

@@ -11,7 +11,8 @@
 //!   package, or that no deployment event has shown headroom yet, serves no group.
 //! - **Pending.** An approval of another version than the one serving opens one pending review
 //!   per (target, package version): its id is a hash of both, so a duplicate event finds it.
-//!   A stored one is never rewritten by an approval, whatever its status.
+//!   A stored one is never rewritten by an approval, whatever its status, but for a withdrawn
+//!   one (below).
 //! - **Superseded.** When the model-change path opens a rollout's review, every pending review
 //!   of that target (acknowledged or not) is closed as superseded by it: the one of the package
 //!   now serving hands its package over (the rollout's review names it in `pending_review`),
@@ -22,6 +23,9 @@
 //!   (`Rejected`, or back to `PendingManualApproval`), its pending review (acknowledged or not)
 //!   is closed as withdrawn: nothing will roll out to judge. A later approval of the same
 //!   version makes it pending again, as a fresh review of that approval.
+//! - **Order.** EventBridge delivers late and out of order, so the event times decide: a
+//!   rejection older than the approval its review records withdraws nothing, and an approval
+//!   not newer than the withdrawal (a redelivered one) renews nothing.
 //!
 //! A pending review does not tag the endpoint (the tag says a review is open) and is not
 //! `open`: a pipeline's `check` answers `pending` for it.
@@ -140,7 +144,7 @@ pub enum PendingDecision {
 pub fn decide_pending(existing: Option<Review>, fresh: Review) -> PendingDecision {
     match existing {
         None => PendingDecision::Create(fresh),
-        Some(e) if e.status == ReviewStatus::Withdrawn => {
+        Some(e) if e.status == ReviewStatus::Withdrawn && approved_after_withdrawal(&e, &fresh) => {
             let mut earlier_acks = e.earlier_acks;
             earlier_acks.extend(e.ack);
             PendingDecision::Renew(Review {
@@ -154,11 +158,22 @@ pub fn decide_pending(existing: Option<Review>, fresh: Review) -> PendingDecisio
     }
 }
 
+/// Whether `fresh`'s approval came after `withdrawn` was withdrawn (not a redelivery of the
+/// approval the withdrawal overtook).
+fn approved_after_withdrawal(withdrawn: &Review, fresh: &Review) -> bool {
+    match (&withdrawn.withdrawn, &fresh.package) {
+        (Some(w), Some(p)) => p.approved_at > w.at,
+        _ => false,
+    }
+}
+
 /// The stored review of an approval, closed as withdrawn because its package version moved to
-/// `status`; `None` when there is nothing to close (it rolled out, was superseded or withdrawn
-/// already: a duplicate or late event changes nothing).
+/// `status` at `at`; `None` when there is nothing to close: it rolled out, was superseded or
+/// withdrawn already (a duplicate or late event changes nothing), or its approval is newer
+/// than `at` (the rejection arrived after the approval that overtook it).
 pub fn withdraw(stored: &Review, status: &str, at: DateTime<Utc>) -> Option<Review> {
-    stored.awaits_rollout().then(|| Review {
+    let newer = stored.package.as_ref().is_none_or(|p| at >= p.approved_at);
+    (stored.awaits_rollout() && newer).then(|| Review {
         status: ReviewStatus::Withdrawn,
         withdrawn: Some(Withdrawal {
             status: status.to_owned(),
@@ -169,14 +184,14 @@ pub fn withdraw(stored: &Review, status: &str, at: DateTime<Utc>) -> Option<Revi
 }
 
 impl Review {
-    /// A review opened by an approval (pending, or since acknowledged or superseded), not by a
-    /// rollout.
+    /// A review opened by an approval (pending, or since acknowledged, superseded or withdrawn),
+    /// not by a rollout.
     pub fn is_approval(&self) -> bool {
         self.package.is_some() && self.pending_review.is_none()
     }
 
     /// Still waiting for its rollout: pending or acknowledged, not superseded.
-    fn awaits_rollout(&self) -> bool {
+    pub(crate) fn awaits_rollout(&self) -> bool {
         self.is_approval()
             && self.superseded_by.is_none()
             && matches!(self.status, ReviewStatus::Pending | ReviewStatus::Acked)
@@ -451,10 +466,53 @@ mod tests {
         }
     }
 
+    /// `review` with its approval at `at`.
+    fn approved_at(review: Review, at: &str) -> Review {
+        let mut r = review;
+        if let Some(p) = r.package.as_mut() {
+            p.approved_at = t(at);
+        }
+        r
+    }
+
+    #[test]
+    fn events_are_judged_by_their_times_not_their_arrival() {
+        // GIVEN a pending review of an approval at 10:00
+        let stored = pending(&target(), 9);
+        // A rejection from before that approval (delivered late) withdraws nothing.
+        assert_eq!(
+            withdraw(&stored, "Rejected", t("2026-03-14T09:59:00Z")),
+            None
+        );
+        assert!(withdraw(&stored, "Rejected", t("2026-03-14T10:00:00Z")).is_some());
+        // GIVEN it was withdrawn at 12:00
+        let withdrawn = withdraw(&stored, "Rejected", t("2026-03-14T12:00:00Z")).unwrap();
+        // The 10:00 approval redelivered, or one at the same instant, renews nothing.
+        for at in ["2026-03-14T10:00:00Z", "2026-03-14T12:00:00Z"] {
+            let again = approved_at(pending(&target(), 9), at);
+            assert_eq!(
+                decide_pending(Some(withdrawn.clone()), again),
+                PendingDecision::Exists(withdrawn.clone()),
+                "{at}"
+            );
+        }
+        let later = approved_at(pending(&target(), 9), "2026-03-14T12:00:01Z");
+        assert!(matches!(
+            decide_pending(Some(withdrawn), later),
+            PendingDecision::Renew(_)
+        ));
+    }
+
     #[test]
     fn an_approval_after_a_withdrawal_renews_the_review() {
-        let fresh = pending(&target(), 9);
-        let acked = ack(&fresh, "ana", "fits", t("2026-03-14T11:00:00Z")).unwrap();
+        let fresh = approved_at(pending(&target(), 9), "2026-03-14T13:00:00Z");
+        let acked = ack(
+            &pending(&target(), 9),
+            "ana",
+            "fits",
+            t("2026-03-14T11:00:00Z"),
+        )
+        .unwrap();
         let withdrawn = Review {
             revision: 3,
             ..withdraw(&acked, "Rejected", t("2026-03-14T12:00:00Z")).unwrap()

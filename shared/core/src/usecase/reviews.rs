@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::deploy::{port, DeployError};
 
 /// Every review of the plan's targets, newest first: open and pending ones, or with `all` also
-/// acknowledged and superseded ones. Reviews of targets the plan no longer manages are not
+/// acknowledged, superseded and withdrawn ones. Reviews of targets the plan no longer manages are not
 /// listed.
 pub async fn list_reviews<R: ReviewStore>(
     reviews: &R,

@@ -303,6 +303,8 @@ pub enum ReviewAction {
     Withdrawn,
     /// The review was closed already (rolled out, superseded or withdrawn): nothing to do.
     AlreadyClosed,
+    /// The event is older than the approval the review records (delivered late): nothing to do.
+    Outdated,
 }
 
 impl ReviewAction {
@@ -316,6 +318,7 @@ impl ReviewAction {
             Self::AlreadyPending => "already_pending",
             Self::Withdrawn => "withdrawn",
             Self::AlreadyClosed => "already_closed",
+            Self::Outdated => "outdated",
         }
     }
 }

@@ -156,7 +156,16 @@ where
                 lead_samples_added: 0,
                 notes: Vec::new(),
             };
-            let action = match withdraw(&stored, status, ev.at.unwrap_or(now)) {
+            let at = ev.at.unwrap_or(now);
+            let action = match withdraw(&stored, status, at) {
+                // Still awaiting its rollout: its approval is newer than this event.
+                None if stored.awaits_rollout() => {
+                    report.notes.push(format!(
+                        "review {review_id} records an approval after this {status} event (at {}): nothing to withdraw",
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ));
+                    ReviewAction::Outdated
+                }
                 None => {
                     report.notes.push(format!(
                         "review {review_id} is {}: nothing to withdraw",
