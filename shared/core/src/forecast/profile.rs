@@ -8,11 +8,12 @@
 //! - Days are of two kinds, weekdays and weekends, because traffic that follows people follows
 //!   the working week. A kind with too few days of history borrows the other days (the daily
 //!   cycle alone), and says so.
-//! - A past day is classed by how it behaved, not only by its date: a weekday whose demand looks
-//!   more like the typical weekend than the typical weekday (a public holiday) joins the
-//!   weekends, and the other way round. The calendar cannot say which days are holidays in which
-//!   country, but the demand can; and a holiday among the weekdays would otherwise pull every
-//!   weekday's estimate towards a weekend's for weeks.
+//! - A past day is classed by how it behaved, not only by its date: a weekday whose shape over
+//!   the day is unlike the other weekdays' and like the typical weekend's (a public holiday)
+//!   joins the weekends, and the other way round. The calendar cannot say which days are
+//!   holidays in which country, but the demand can; and a holiday among the weekdays would
+//!   otherwise pull every weekday's estimate towards a weekend's for weeks. Only the shape
+//!   counts: a day that is just busier or quieter keeps its kind.
 //! - The estimate is a recency-weighted quantile of those peaks: one burst or one outage on one
 //!   day moves a quantile little (robust), and recent days weigh more (demand drifts).
 
@@ -118,11 +119,14 @@ impl Profile {
         profile
     }
 
-    /// Re-classes each fully observed day whose slot peaks are clearly closer (by
-    /// [`RECLASS_MARGIN`]) to the other kind's typical day than to its own kind's. A typical day
-    /// is the per-slot median over the observed days of that date kind, the judged day left
-    /// out, so that a day never votes for its own class; with fewer than [`MIN_TYPICAL_DAYS`]
-    /// days on either side the day keeps its date's kind.
+    /// Re-classes each fully observed day that is both an outlier of its own kind (its distance
+    /// to its kind's typical day over [`OUTLIER_FACTOR`] times that kind's median distance) and
+    /// clearly closer (by [`RECLASS_MARGIN`]) to the other kind's typical day. A typical day is
+    /// the per-slot median over the observed days of that date kind, the judged day left out,
+    /// so that a day never votes for its own class; with fewer than [`MIN_TYPICAL_DAYS`] days on
+    /// either side the day keeps its date's kind. The outlier test is what keeps noise from
+    /// moving days: with few weekend days their own typical day is itself noisy, and a plain
+    /// weekend day would otherwise often look nearer the many weekdays' smoother median.
     fn class_by_behaviour(&mut self) {
         let per_day = self.slots_per_day();
         // For each date kind and slot, the sorted slot peaks of its observed days.
@@ -147,30 +151,52 @@ impl Profile {
         };
         let weekdays = sorted(DayKind::Weekday);
         let weekends = sorted(DayKind::Weekend);
-        for day in self.days.iter_mut().filter(|d| observed(d)) {
-            let kind = DayKind::of(day.date);
-            let ((own_n, own), (other_n, other), other_kind) = match kind {
-                DayKind::Weekday => (&weekdays, &weekends, DayKind::Weekend),
-                DayKind::Weekend => (&weekends, &weekdays, DayKind::Weekday),
-            };
-            if own_n.saturating_sub(1) < MIN_TYPICAL_DAYS || *other_n < MIN_TYPICAL_DAYS {
-                continue;
-            }
-            let own_typical: Vec<f32> = own
+        // (day index, its date kind, distance to its own kind's typical day, to the other's).
+        let judged: Vec<(usize, DayKind, f64, f64)> = self
+            .days
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| observed(d))
+            .filter_map(|(i, day)| {
+                let kind = DayKind::of(day.date);
+                let ((own_n, own), (other_n, other)) = match kind {
+                    DayKind::Weekday => (&weekdays, &weekends),
+                    DayKind::Weekend => (&weekends, &weekdays),
+                };
+                if own_n.saturating_sub(1) < MIN_TYPICAL_DAYS || *other_n < MIN_TYPICAL_DAYS {
+                    return None;
+                }
+                let own_typical: Vec<f32> = own
+                    .iter()
+                    .zip(&day.peaks)
+                    .map(|(values, v)| median_without(values, *v))
+                    .collect();
+                let other_typical: Vec<f32> = other.iter().map(|v| median_of(v)).collect();
+                Some((
+                    i,
+                    kind,
+                    log_distance(&day.peaks, &own_typical),
+                    log_distance(&day.peaks, &other_typical),
+                ))
+            })
+            .collect();
+        let usual = |kind: DayKind| -> f64 {
+            let mut d: Vec<(f32, f64)> = judged
                 .iter()
-                .zip(&day.peaks)
-                .map(|(values, v)| median_without(values, *v))
+                .filter(|j| j.1 == kind)
+                .map(|j| (j.2 as f32, 1.0))
                 .collect();
-            let other_typical: Vec<f32> = other.iter().map(|values| median_of(values)).collect();
-            let (to_own, to_other) = (
-                log_distance(&day.peaks, &own_typical),
-                log_distance(&day.peaks, &other_typical),
-            );
-            day.kind = if to_other < RECLASS_MARGIN * to_own {
-                other_kind
-            } else {
-                kind
+            weighted_quantile(&mut d, 0.5).map_or(f64::INFINITY, f64::from)
+        };
+        let (usual_weekday, usual_weekend) = (usual(DayKind::Weekday), usual(DayKind::Weekend));
+        for (i, kind, to_own, to_other) in judged {
+            let (usual, other_kind) = match kind {
+                DayKind::Weekday => (usual_weekday, DayKind::Weekend),
+                DayKind::Weekend => (usual_weekend, DayKind::Weekday),
             };
+            if to_own > OUTLIER_FACTOR * usual && to_other < RECLASS_MARGIN * to_own {
+                self.days[i].kind = other_kind;
+            }
         }
     }
 
@@ -206,6 +232,9 @@ pub const MIN_TYPICAL_DAYS: usize = 2;
 /// A day joins the other kind only when it lies at most this share of the distance to its own
 /// kind's typical day from the other's: a clear holiday, not a quiet weekday.
 pub const RECLASS_MARGIN: f64 = 0.8;
+/// ... and only when it lies this many times farther from its own kind's typical day than that
+/// kind's days usually do (the median distance): an outlier of its kind, not its noise.
+pub const OUTLIER_FACTOR: f64 = 2.0;
 
 /// The lower median of sorted `values` (as [`weighted_quantile`] at 0.5 with equal weights).
 fn median_of(values: &[f32]) -> f32 {
@@ -243,22 +272,28 @@ fn observed(day: &Day) -> bool {
     seen as f64 >= OBSERVED_SHARE * day.peaks.len() as f64
 }
 
-/// How far `peaks` lie from `typical`: the root mean square of their log ratio over the slots
-/// both have, each side lifted by 1 % of the typical day's median so that empty night slots
-/// do not dominate. Ratios, not differences: a holiday is a different shape, at any volume.
+/// How far the *shape* of `peaks` lies from `typical`'s: each side divided by its own median
+/// slot (so a busier or quieter day of the same shape is at distance 0), then the root mean
+/// square of their log ratio over the slots both have, each lifted by 1 % of the median so that
+/// empty night slots do not dominate. A holiday differs in shape (no morning rush), where a day
+/// of news or a slow week only differs in level, which the quantile across days already
+/// absorbs.
 fn log_distance(peaks: &[f32], typical: &[f32]) -> f64 {
-    let mut level: Vec<(f32, f64)> = typical
-        .iter()
-        .filter(|v| v.is_finite())
-        .map(|v| (*v, 1.0))
-        .collect();
-    let lift = 0.01 * f64::from(weighted_quantile(&mut level, 0.5).unwrap_or(0.0)) + 1e-9;
+    let median = |v: &[f32]| {
+        let mut s: Vec<(f32, f64)> = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .map(|x| (*x, 1.0))
+            .collect();
+        f64::from(weighted_quantile(&mut s, 0.5).unwrap_or(0.0)).max(1e-9)
+    };
+    let (pm, tm) = (median(peaks), median(typical));
     let (sum, n) = peaks
         .iter()
         .zip(typical)
         .filter(|(a, b)| a.is_finite() && b.is_finite())
         .fold((0.0, 0usize), |(sum, n), (a, b)| {
-            let r = ((f64::from(*a) + lift) / (f64::from(*b) + lift)).ln();
+            let r = ((f64::from(*a) / pm + 0.01) / (f64::from(*b) / tm + 0.01)).ln();
             (sum + r * r, n + 1)
         });
     if n == 0 {
@@ -411,12 +446,11 @@ mod tests {
 
     #[test]
     fn a_day_between_the_kinds_keeps_its_date() {
-        // GIVEN a weekday with office hours at half the usual and weekend-like nights: a bit
-        // closer to a weekend day than to a weekday, but not clearly
+        // GIVEN a weekday whose office hours climb to 2.95x its night instead of 10x: in shape
+        // a bit closer to a (flat) weekend day than to a weekday, but not clearly
         let s = series(14, |day, minute| {
             match (day, (480..1080).contains(&minute)) {
-                (9, true) => 50.0,
-                (9, false) => 20.0,
+                (9, true) => 29.5,
                 _ => office(day, minute, usize::MAX),
             }
         });
@@ -439,6 +473,64 @@ mod tests {
         let p = Profile::build(&s, Tz::UTC, 600);
         // THEN a partial day says too little about its shape to be re-classed
         assert_eq!(p.days[0].kind, DayKind::Weekday);
+    }
+
+    /// Fourteen days of 10-minute slot levels from a Monday, each day a random level times a
+    /// noisy shape: weekdays one shape, weekend days `weekend_shape`.
+    fn noisy_days(
+        levels: &[f32],
+        noise: &[f32],
+        weekend_shape: impl Fn(usize) -> f32,
+    ) -> DemandSeries {
+        series(14, |day, minute| {
+            let slot = minute / 10;
+            let shape = if day % 7 >= 5 {
+                weekend_shape(slot)
+            } else {
+                office(0, minute, usize::MAX)
+            };
+            levels[day] * shape * noise[(day * 144 + slot) % noise.len()]
+        })
+    }
+
+    fn kinds(p: &Profile) -> Vec<DayKind> {
+        p.days.iter().map(|d| d.kind).collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn classes_do_not_depend_on_the_volume(
+            levels in proptest::collection::vec(0.5f32..2.0, 14),
+            noise in proptest::collection::vec(0.7f32..1.3, 50),
+            scale in 0.01f32..100.0,
+        ) {
+            // GIVEN any history, WHEN every datapoint is multiplied by one factor
+            let s = noisy_days(&levels, &noise, |_| 20.0);
+            let scaled = DemandSeries::new(
+                s.start,
+                s.period_secs,
+                s.values.iter().map(|v| v * scale).collect(),
+            );
+            // THEN every day keeps its class: distances are of ratios
+            proptest::prop_assert_eq!(
+                kinds(&Profile::build(&s, Tz::UTC, 600)),
+                kinds(&Profile::build(&scaled, Tz::UTC, 600))
+            );
+        }
+
+        #[test]
+        fn without_a_weekly_cycle_no_day_changes_kind(
+            levels in proptest::collection::vec(0.8f32..1.25, 14),
+            noise in proptest::collection::vec(0.9f32..1.1, 50),
+        ) {
+            // GIVEN weekends shaped like weekdays, levels and noise apart
+            let s = noisy_days(&levels, &noise, |slot| {
+                office(0, slot * 10, usize::MAX)
+            });
+            let p = Profile::build(&s, Tz::UTC, 600);
+            // THEN the margin keeps every day of its date's kind
+            proptest::prop_assert!(p.days.iter().all(|d| d.kind == DayKind::of(d.date)));
+        }
     }
 
     #[test]
