@@ -10,10 +10,14 @@ use headroom_sim::suggest::suggest_plan;
 use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy, Trace, World};
 
 /// (scenario directory under events/scenarios, trace under events/traces)
-const LEARNED: [(&str, &str); 3] = [
+const LEARNED: [(&str, &str); 4] = [
     (
         "nyc-taxi-learned",
         "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+    ),
+    (
+        "nyc-taxi-july4",
+        "events/traces/nyc-taxi-2014-07-01-2wk-30min.csv",
     ),
     ("tweets-aapl", "events/traces/twitter-volume-aapl-5min.csv"),
     ("tweets-goog", "events/traces/twitter-volume-goog-5min.csv"),
