@@ -124,6 +124,8 @@ pub(crate) fn suggest_untuned(
                 history: demand_history(trace, tw, until),
                 capacity: Ok(InstanceCapacity {
                     invocations_per_instance,
+                    // The offline form turns every tracked metric into requests per minute.
+                    demand: headroom_core::plan::forecast::DemandKind::Invocations,
                     source,
                 }),
             }

@@ -67,6 +67,17 @@ pub enum DemandKind {
     Concurrency,
 }
 
+impl DemandKind {
+    /// The plan's spelling (`demand = "..."`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Invocations => "invocations",
+            Self::Backlog => "backlog",
+            Self::Concurrency => "concurrency",
+        }
+    }
+}
+
 /// Whether the forecast acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,9 +1,12 @@
-//! Where `plan suggest --days` (the CloudWatch form) finds the requests per minute one instance
-//! should serve, the figure that turns demand into floors: the base plan's own
-//! `[target.forecast] invocations_per_instance` first (the operator said it), else the target
-//! value of the target's target-tracking policy on invocations per instance (what AAS already
-//! steers to). The offline form takes it from the simulator's world instead.
+//! Where `plan suggest --days` (the CloudWatch form) finds the figure that turns demand into
+//! floors, and which demand it is per instance of: the base plan's own `[target.forecast]`
+//! `invocations_per_instance` and `demand` first (the operator said it), else the target value
+//! of the target's target-tracking policy on invocations per instance (requests per minute) or
+//! on the high-resolution concurrency metric (requests in flight: the suggestion then forecasts
+//! `demand = "concurrency"`, as that policy steers). The offline form takes it from the
+//! simulator's world instead.
 
+use crate::plan::forecast::DemandKind;
 use crate::plan::TargetPlan;
 use crate::review::ScalingPolicySummary;
 use crate::suggest::plan::InstanceCapacity;
@@ -14,10 +17,17 @@ pub const INVOCATION_METRICS: &[&str] = &[
     "SageMakerInferenceComponentInvocationsPerCopy",
 ];
 
+/// AAS's predefined metrics that count requests in flight per instance (or per copy).
+pub const CONCURRENCY_METRICS: &[&str] = &[
+    "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+    "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution",
+];
+
 /// The figure from the base plan's `[target.forecast]` section, if it has one.
 pub fn from_plan(target: &TargetPlan) -> Option<InstanceCapacity> {
     target.forecast.as_ref().map(|f| InstanceCapacity {
         invocations_per_instance: f.invocations_per_instance,
+        demand: f.demand,
         source: "the base plan's [target.forecast] invocations_per_instance".into(),
     })
 }
@@ -29,19 +39,26 @@ pub fn from_policies(policies: &[ScalingPolicySummary]) -> Result<InstanceCapaci
         .find_map(|p| {
             let metric = p.metric.as_deref()?;
             let value = p.target_value.filter(|v| v.is_finite() && *v > 0.0)?;
-            INVOCATION_METRICS
-                .contains(&metric)
-                .then(|| InstanceCapacity {
-                    invocations_per_instance: value,
-                    source: format!(
-                        "the target-tracking target value of {metric} (policy {})",
-                        p.name
-                    ),
-                })
+            let demand = if INVOCATION_METRICS.contains(&metric) {
+                DemandKind::Invocations
+            } else if CONCURRENCY_METRICS.contains(&metric) {
+                DemandKind::Concurrency
+            } else {
+                return None;
+            };
+            Some(InstanceCapacity {
+                invocations_per_instance: value,
+                demand,
+                source: format!(
+                    "the target-tracking target value of {metric} (policy {})",
+                    p.name
+                ),
+            })
         })
         .ok_or_else(|| {
             "no invocations_per_instance: the base plan has no [target.forecast] section for it \
-             and AAS has no target-tracking policy on invocations per instance; add \
+             and AAS has no target-tracking policy on invocations or concurrent requests per \
+             instance; add \
              `[target.forecast] invocations_per_instance = N` (requests per minute one instance \
              should serve) to the base plan"
                 .to_owned()
@@ -66,6 +83,21 @@ mod tests {
             step_adjustments: Vec::new(),
             alarms: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_tracking_policy_on_concurrency_gives_its_target_value_in_requests_in_flight() {
+        for metric in CONCURRENCY_METRICS {
+            let c = from_policies(&[policy(metric, 4.0)]).expect("a figure");
+            assert_eq!(
+                (c.invocations_per_instance, c.demand),
+                (4.0, DemandKind::Concurrency),
+                "{metric}"
+            );
+        }
+        let c = from_policies(&[policy("SageMakerVariantInvocationsPerInstance", 70.0)])
+            .expect("a figure");
+        assert_eq!(c.demand, DemandKind::Invocations);
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //! its CloudWatch metric (`metrics_port::DemandHistory`), then the same suggestion as the offline
 //! form (`suggest::plan`). Only where the series comes from differs.
 //!
-//! The history is read as the hourly forecast refresh reads it: the metric `demand_metric` names,
-//! at 5-minute periods, as many targets per GetMetricData call as the call's limits allow
-//! (`targets_per_call`): 25 targets per call over 14 days, 5 over 63.
+//! The history is read as the hourly forecast refresh reads it: each target's demand source
+//! (`demand_source`: `Invocations`, or the backlog or the requests in flight where the base plan
+//! or the tracking policy says so), at 5-minute periods, as many targets per GetMetricData call
+//! as the call's limits allow (`targets_per_call_of`): 25 invocation targets per call over 14
+//! days, 5 over 63; a kind that takes more queries a target gets calls of its own.
 
 use chrono::{DateTime, Duration, Utc};
 
 use crate::deploy_ports::ScalingHistory;
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
-use crate::metrics_port::{targets_per_call, DemandHistory, DemandQuery};
+use crate::metrics_port::{demand_source, targets_per_call_of, DemandHistory, DemandQuery};
+use crate::plan::forecast::DemandKind;
 use crate::plan::parse_plan;
 use crate::ports::PortError;
 use crate::suggest::capacity::{from_plan, from_policies};
@@ -92,30 +95,45 @@ pub async fn suggest_from_cloudwatch<M: DemandHistory, H: ScalingHistory>(
             capacity,
         });
     }
-    // Only the targets something can be suggested for are read.
-    let mut wanted: Vec<&mut TargetHistory> = histories
-        .iter_mut()
-        .filter(|h| h.capacity.is_ok())
-        .collect();
+    // Only the targets something can be suggested for are read, each kind of demand in calls
+    // of its own (a kind's queries per target set how many fit a call).
     let mut metric_calls = 0;
-    for chunk in wanted.chunks_mut(targets_per_call(window.from, window.to, PERIOD)) {
-        let ids: Vec<DemandQuery> = chunk
-            .iter()
-            .map(|h| DemandQuery::invocations(h.id.clone()))
+    for kind in [
+        DemandKind::Invocations,
+        DemandKind::Backlog,
+        DemandKind::Concurrency,
+    ] {
+        let mut wanted: Vec<&mut TargetHistory> = histories
+            .iter_mut()
+            .filter(|h| h.capacity.as_ref().is_ok_and(|c| c.demand == kind))
             .collect();
-        metric_calls += 1;
-        let series = metrics
-            .demand(&ids, window.from, window.to, PERIOD)
-            .await
-            .map_err(CloudWatchSuggestError::History)?;
-        for (h, s) in chunk.iter_mut().zip(series) {
-            h.history = s;
+        let Some(first) = wanted.first() else {
+            continue;
+        };
+        let queries = demand_source(&first.id, kind).queries();
+        let per_call = targets_per_call_of(window.from, window.to, PERIOD, queries);
+        for chunk in wanted.chunks_mut(per_call) {
+            let ids: Vec<DemandQuery> = chunk
+                .iter()
+                .map(|h| DemandQuery {
+                    target: h.id.clone(),
+                    kind,
+                })
+                .collect();
+            metric_calls += 1;
+            let series = metrics
+                .demand(&ids, window.from, window.to, PERIOD)
+                .await
+                .map_err(CloudWatchSuggestError::History)?;
+            for (h, s) in chunk.iter_mut().zip(series) {
+                h.history = s;
+            }
         }
     }
     let header = vec![
         format!("Suggested by `headroom plan suggest` from {base_name} and CloudWatch:"),
         format!(
-            "each target's Invocations (Sum per {PERIOD}) from {} to {} ({} days), in {metric_calls} GetMetricData call(s).",
+            "each target's demand (Invocations, Sum per {PERIOD}, unless its evidence below names another) from {} to {} ({} days), in {metric_calls} GetMetricData call(s).",
             instant(window.from),
             instant(window.to),
             window.days()
@@ -154,6 +172,38 @@ mod tests {
         ) -> Result<Vec<ScalingPolicySummary>, PortError> {
             self.reads.fetch_add(1, Ordering::Relaxed);
             Ok(Vec::new())
+        }
+        async fn activities(
+            &self,
+            _id: &ScalableTargetId,
+        ) -> Result<Vec<ScalingActivity>, PortError> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// AAS with one target-tracking policy on `metric` (target value 4) for every target.
+    struct Tracking {
+        metric: &'static str,
+    }
+
+    impl ScalingHistory for Tracking {
+        async fn policies(
+            &self,
+            _id: &ScalableTargetId,
+        ) -> Result<Vec<ScalingPolicySummary>, PortError> {
+            Ok(vec![ScalingPolicySummary {
+                name: "tt".into(),
+                policy_type: "TargetTrackingScaling".into(),
+                metric: Some(self.metric.into()),
+                target_value: Some(4.0),
+                scale_in_cooldown_s: None,
+                scale_out_cooldown_s: None,
+                disable_scale_in: None,
+                cooldown_s: None,
+                steps: Vec::new(),
+                step_adjustments: Vec::new(),
+                alarms: Vec::new(),
+            }])
         }
         async fn activities(
             &self,
@@ -299,6 +349,65 @@ mod tests {
                 .filter(|l| *l == "[target.forecast]")
                 .count(),
             1,
+            "{}",
+            out.plan
+        );
+    }
+
+    #[test]
+    fn a_target_tracked_on_concurrency_is_read_and_forecast_as_requests_in_flight() {
+        // GIVEN two targets: the first with the base plan's invocations figure, the second
+        // without one, tracked by AAS on ConcurrentRequestsPerModel (target 4 per instance)
+        let now = t("2026-03-16T00:02:00Z");
+        let window = HistoryWindow::last_days(14, None, now);
+        let metrics = MemoryDemand::default()
+            .with(variant(0), rhythm(window.to, 14))
+            .with(variant(1), rhythm(window.to, 14));
+        // WHEN suggested
+        let out = block_on(suggest_from_cloudwatch(
+            ("base.toml", &plan(2, |i| i == 0)),
+            &metrics,
+            &Tracking {
+                metric: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+            },
+            window,
+        ))
+        .expect("suggestion");
+        // THEN each is read by its own kind, in calls of their own
+        let asked: Vec<(ScalableTargetId, DemandKind)> = metrics
+            .queries
+            .lock()
+            .expect("queries")
+            .iter()
+            .map(|q| (q.target.clone(), q.kind))
+            .collect();
+        assert_eq!(
+            asked,
+            vec![
+                (variant(0), DemandKind::Invocations),
+                (variant(1), DemandKind::Concurrency)
+            ]
+        );
+        assert_eq!(out.metric_calls, 2);
+        // AND the second's forecast says what its figure counts, with the evidence
+        assert_eq!(
+            out.plan.matches("demand = \"concurrency\"").count(),
+            1,
+            "{}",
+            out.plan
+        );
+        assert!(
+            out.plan.contains("invocations_per_instance 4.00: the target-tracking target value of SageMakerVariantConcurrentRequestsPerModelHighResolution"),
+            "{}",
+            out.plan
+        );
+        assert!(out.plan.contains("the requests in flight"), "{}", out.plan);
+        crate::plan::parse_plan("suggested", &out.plan).expect("a valid plan");
+        // AND its peaks, which would need 75 instances at 4 in flight each, stay within
+        // max_capacity 40, and the evidence says so
+        assert!(
+            out.plan
+                .contains("floors capped at max_capacity 40: weekday-ramp-0840 (needed 75)"),
             "{}",
             out.plan
         );

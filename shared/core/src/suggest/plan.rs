@@ -8,6 +8,7 @@ use chrono_tz::Tz;
 
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
+use crate::plan::forecast::DemandKind;
 use crate::plan::{parse_plan, PlanError, PlanFile};
 use crate::suggest::render::{render_plan, RenderError, TargetChange};
 use crate::suggest::suggest_peaks;
@@ -17,6 +18,8 @@ use crate::suggest::suggest_peaks;
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceCapacity {
     pub invocations_per_instance: f64,
+    /// What the figure is per instance of, and so which demand history to read and forecast.
+    pub demand: crate::plan::forecast::DemandKind,
     pub source: String,
 }
 
@@ -81,8 +84,20 @@ pub fn suggest_plan(
             }
         };
         let ipi = capacity.invocations_per_instance;
-        let suggestion = suggest_peaks(&h.history, tz, ipi, target.min_capacity);
-        let evidence = vec![
+        let mut suggestion = suggest_peaks(&h.history, tz, ipi, target.min_capacity);
+        // A plan's floors stay within its bounds: a history that needed more than max_capacity
+        // gets peaks at it, and the evidence says what they would have been.
+        let capped: Vec<String> = suggestion
+            .peaks
+            .iter_mut()
+            .filter(|p| p.floor > target.max_capacity)
+            .map(|p| {
+                let wanted = p.floor;
+                p.floor = target.max_capacity;
+                format!("{} (needed {wanted})", p.name)
+            })
+            .collect();
+        let mut evidence = vec![
             format!(
                 "history: {} day(s) ({} weekdays, {} weekend days) from {} to {}, in {}",
                 suggestion.days,
@@ -94,10 +109,27 @@ pub fn suggest_plan(
             ),
             format!("invocations_per_instance {ipi:.2}: {}", capacity.source),
         ];
+        if !capped.is_empty() {
+            evidence.push(format!(
+                "floors capped at max_capacity {}: {}; raise max_capacity if the endpoint should follow its history",
+                target.max_capacity,
+                capped.join(", ")
+            ));
+        }
+        match capacity.demand {
+            DemandKind::Invocations => {}
+            DemandKind::Backlog => evidence.push(
+                "demand \"backlog\": ApproximateBacklogSize (Average), requests waiting; the figure above is the backlog one instance should hold".into(),
+            ),
+            DemandKind::Concurrency => evidence.push(
+                "demand \"concurrency\": the requests in flight (ConcurrentRequestsPerModel, or PerCopy, times the instances serving); the figure above is the concurrent requests one instance should hold".into(),
+            ),
+        }
         changes.push(TargetChange {
             resource_id: target.id.to_string(),
             suggestion,
             invocations_per_instance: (ipi * 100.0).round() / 100.0,
+            demand: capacity.demand,
             evidence,
         });
     }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::plan::file::{PeakFile, PlanFile};
+use crate::plan::forecast::DemandKind;
 use crate::plan::{parse_plan, PlanError};
 use crate::suggest::TargetSuggestion;
 
@@ -16,6 +17,8 @@ pub struct TargetChange {
     pub resource_id: String,
     pub suggestion: TargetSuggestion,
     pub invocations_per_instance: f64,
+    /// What `invocations_per_instance` is per instance of (the history's demand).
+    pub demand: DemandKind,
     /// Lines of evidence, written as comments (without the leading `#`).
     pub evidence: Vec<String>,
 }
@@ -69,6 +72,11 @@ pub fn render_plan(
         }
         let mut forecast = t.forecast.clone().unwrap_or_default();
         forecast.invocations_per_instance = Some(change.invocations_per_instance);
+        // The figure is per instance of what the history measured: say so when that is not
+        // the default (requests).
+        if change.demand != DemandKind::Invocations {
+            forecast.demand = Some(change.demand.as_str().to_owned());
+        }
         if forecast.mode.is_none() {
             forecast.mode = Some("active".into());
         }
