@@ -414,6 +414,37 @@ mod tests {
     }
 
     #[test]
+    fn a_base_plan_forecasting_the_backlog_has_its_backlog_read() {
+        // GIVEN an asynchronous endpoint whose base plan forecasts its backlog
+        let now = t("2026-03-16T00:02:00Z");
+        let window = HistoryWindow::last_days(14, None, now);
+        let metrics = MemoryDemand::default().with(variant(0), rhythm(window.to, 14));
+        let base = format!(
+            "{}[target.forecast]\ndemand = \"backlog\"\ninvocations_per_instance = 30.0\n",
+            plan(1, |_| false)
+        );
+        // WHEN suggested
+        let out = block_on(suggest_from_cloudwatch(
+            ("base.toml", &base),
+            &metrics,
+            &NoPolicies::default(),
+            window,
+        ))
+        .expect("suggestion");
+        // THEN ApproximateBacklogSize was read, not Invocations, and the plan still says backlog
+        let kinds: Vec<DemandKind> = metrics
+            .queries
+            .lock()
+            .expect("queries")
+            .iter()
+            .map(|q| q.kind)
+            .collect();
+        assert_eq!(kinds, vec![DemandKind::Backlog]);
+        assert!(out.plan.contains("demand = \"backlog\""), "{}", out.plan);
+        assert!(out.plan.contains("ApproximateBacklogSize"), "{}", out.plan);
+    }
+
+    #[test]
     fn the_window_ends_on_a_period_boundary_never_after_now() {
         let now = t("2026-03-16T10:07:30Z");
         let w = HistoryWindow::last_days(14, Some(t("2026-04-01T00:00:00Z")), now);
