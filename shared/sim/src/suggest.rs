@@ -1,9 +1,12 @@
 //! What `headroom plan suggest --trace --world` reads from the simulator's files: each target's
-//! demand history from the trace (only the rows before `--until`), and the requests per minute
-//! one instance should serve from the world's target-tracking policy.
+//! demand history from the trace (only the rows before `--until`), and what one instance should
+//! serve from the world's target-tracking policy: requests per minute, or, for a target tracked
+//! on `ConcurrentRequestsPerModel`, requests in flight (the suggestion then forecasts
+//! `demand = "concurrency"`, as `plan suggest --days` does from AWS).
 
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
+use headroom_core::plan::forecast::DemandKind;
 
 use headroom_core::suggest::tune::DEFAULT_BUDGET;
 
@@ -13,14 +16,27 @@ use crate::world::{Metric, TargetWorld};
 /// Share of an instance's capacity that a target without a usable tracking policy aims at.
 pub const DEFAULT_UTILISATION: f64 = 0.8;
 
-/// The target's demand as CloudWatch would have recorded it up to `until`: requests per minute,
-/// one value per trace row.
+/// The target's demand as CloudWatch would have recorded it up to `until`, one value per trace
+/// row, in what [`invocations_per_instance`] counts: requests per minute, or for a target
+/// tracked on concurrency the requests in flight (arrivals per second times the seconds each
+/// takes, Little's law: what the simulator's `ConcurrentRequestsPerModel` averages to).
 pub fn demand_history(
     trace: &Trace,
     target: &TargetWorld,
     until: Option<DateTime<Utc>>,
 ) -> DemandSeries {
-    trace_series(trace, target.trace_scale, until)
+    let per_minute = trace_series(trace, target.trace_scale, until);
+    match invocations_per_instance(target).1 {
+        DemandKind::Concurrency => {
+            let mut s = per_minute;
+            let per_request = (target.service_time / 60.0) as f32;
+            for v in &mut s.values {
+                *v *= per_request;
+            }
+            s
+        }
+        DemandKind::Invocations | DemandKind::Backlog => per_minute,
+    }
 }
 
 /// `trace` scaled by `scale` as requests per minute, one value per row, cut at `until` (only
@@ -40,30 +56,31 @@ pub fn trace_series(trace: &Trace, scale: f64, until: Option<DateTime<Utc>>) -> 
     DemandSeries::new(trace.start, trace.interval_secs, values)
 }
 
-/// Requests per minute one instance should serve, and where that figure comes from.
-pub fn invocations_per_instance(target: &TargetWorld) -> (f64, String) {
+/// What one instance should serve (requests per minute, or requests in flight), what that
+/// counts, and where the figure comes from.
+pub fn invocations_per_instance(target: &TargetWorld) -> (f64, DemandKind, String) {
     match target.tracking {
         Some(p) if p.metric == Metric::InvocationsPerInstance => (
             p.target_value,
+            DemandKind::Invocations,
             format!(
                 "the target-tracking target value of InvocationsPerInstance ({})",
                 p.target_value
             ),
         ),
-        Some(p) if p.metric == Metric::ConcurrentRequestsPerModel && target.service_time > 0.0 => {
-            let v = p.target_value * 60.0 / target.service_time;
-            (
-                v,
-                format!(
-                    "ConcurrentRequestsPerModel target {} x 60 s / {} s per request",
-                    p.target_value, target.service_time
-                ),
-            )
-        }
+        Some(p) if p.metric == Metric::ConcurrentRequestsPerModel && target.service_time > 0.0 => (
+            p.target_value,
+            DemandKind::Concurrency,
+            format!(
+                "the target-tracking target value of ConcurrentRequestsPerModel ({}), requests in flight",
+                p.target_value
+            ),
+        ),
         _ => {
             let v = target.capacity_per_instance * 60.0 * DEFAULT_UTILISATION;
             (
                 v,
+                DemandKind::Invocations,
                 format!(
                     "{} % of capacity_per_instance ({} requests/s)",
                     DEFAULT_UTILISATION * 100.0,
@@ -118,14 +135,13 @@ pub(crate) fn suggest_untuned(
         .targets
         .iter()
         .map(|tw| {
-            let (invocations_per_instance, source) = invocations_per_instance(tw);
+            let (invocations_per_instance, demand, source) = invocations_per_instance(tw);
             TargetHistory {
                 id: tw.id.clone(),
                 history: demand_history(trace, tw, until),
                 capacity: Ok(InstanceCapacity {
                     invocations_per_instance,
-                    // The offline form turns every tracked metric into requests per minute.
-                    demand: headroom_core::plan::forecast::DemandKind::Invocations,
+                    demand,
                     source,
                 }),
             }

@@ -257,12 +257,9 @@ evaluation_periods = 1
     );
 }
 
-#[test]
-fn a_concurrency_forecast_prescales_a_daily_peak_from_requests_in_flight() {
-    // GIVEN an LLM variant scaled on the high-resolution ConcurrentRequestsPerModel (8 s per
-    // request, 4 in flight per instance at full load, tracking 3), five days of 5 req/s that
-    // jump to 40 req/s at 09:00 for an hour, and a forecast that reads the requests in flight
-    let world = r#"
+/// An LLM variant scaled on the high-resolution ConcurrentRequestsPerModel: 8 s per request,
+/// 4 in flight per instance at full load, tracking 3.
+const LLM_WORLD: &str = r#"
 seed = 3
 [metrics]
 high_resolution_delay = "20s"
@@ -277,6 +274,23 @@ provisioning = { min = "4m30s", max = "9m" }
   metric = "ConcurrentRequestsPerModel"
   target_value = 3.0
 "#;
+
+/// Five days of 5 req/s that jump to 40 req/s at 09:00 for an hour.
+fn llm_trace() -> String {
+    trace("2026-01-05T00:00:00Z", 5 * 1440, |m| {
+        if (540..600).contains(&(m % 1440)) {
+            40.0
+        } else {
+            5.0
+        }
+    })
+}
+
+#[test]
+fn a_concurrency_forecast_prescales_a_daily_peak_from_requests_in_flight() {
+    // GIVEN the LLM variant (tracked on ConcurrentRequestsPerModel), its five days with a daily
+    // 09:00 peak, and a forecast that reads the requests in flight
+    let world = LLM_WORLD;
     let plan = r#"
 version = 1
 [[target]]
@@ -289,13 +303,7 @@ lead_time = "12m"
   invocations_per_instance = 3.0
   min_history = "3d"
 "#;
-    let trace = trace("2026-01-05T00:00:00Z", 5 * 1440, |m| {
-        if (540..600).contains(&(m % 1440)) {
-            40.0
-        } else {
-            5.0
-        }
-    });
+    let trace = llm_trace();
     let results = run(&scenario(plan, world, &trace));
     let tt = of(&results, Strategy::TargetTracking);
     let hr = of(&results, Strategy::Headroom);
@@ -332,4 +340,45 @@ lead_time = "12m"
         );
         assert_eq!(peak(hr), 0, "{day}");
     }
+}
+
+#[test]
+fn plan_suggest_forecasts_the_requests_in_flight_of_a_target_tracked_on_them() {
+    // GIVEN the LLM variant tracked on ConcurrentRequestsPerModel, and a base plan without a
+    // forecast
+    let base = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/llm/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 120
+lead_time = "12m"
+"#;
+    let trace_text = llm_trace();
+    let trace = headroom_sim::Trace::parse("llm.csv", &trace_text).expect("trace");
+    let world = headroom_sim::World::parse("world.toml", LLM_WORLD).expect("world");
+    // WHEN suggested from its first four days
+    let plan = headroom_sim::suggest::suggest_plan(
+        ("base.toml", base),
+        &trace,
+        &world,
+        Some(t("2026-01-09T00:00:00Z")),
+    )
+    .expect("suggestion");
+    // THEN it forecasts the requests in flight at the policy's 3 per instance, not requests per
+    // minute
+    assert!(plan.contains("demand = \"concurrency\""), "{plan}");
+    assert!(plan.contains("invocations_per_instance = 3.0"), "{plan}");
+    // AND on the fifth morning MinCapacity stands at 40 x 8 / 3 = 107 before the peak, which
+    // target tracking breaches and headroom meets
+    let results = run(&scenario(&plan, LLM_WORLD, &trace_text));
+    let hr = of(&results, Strategy::Headroom);
+    let before = window(hr, "2026-01-09T08:55:00Z", "2026-01-09T08:55:59Z");
+    assert!(
+        before.first().is_some_and(|p| p.min_capacity >= 107),
+        "{before:?}"
+    );
+    let peak = |r| breach_minutes(&window(r, "2026-01-09T09:00:00Z", "2026-01-09T10:00:00Z"));
+    assert!(peak(of(&results, Strategy::TargetTracking)) >= 5);
+    assert_eq!(peak(hr), 0);
 }
