@@ -171,6 +171,27 @@ impl World {
         assert_eq!(r.targets[0].change, ModelChange::Baseline);
     }
 
+    /// `reviews ack` of review `id` by ana at `at`, under the test plan.
+    async fn ack(
+        &self,
+        id: &str,
+        note: &str,
+        at: &str,
+    ) -> Result<headroom_core::usecase::reviews::Acked, headroom_core::usecase::deploy::DeployError>
+    {
+        let plan = parse_plan("t", PLAN).expect("plan");
+        ack_review(
+            &self.reviews,
+            &self.endpoints,
+            &plan,
+            id,
+            "ana",
+            note,
+            t(at),
+        )
+        .await
+    }
+
     fn review(&self, id: &str) -> Review {
         self.reviews
             .all()
@@ -247,18 +268,14 @@ async fn a_pipeline_check_answers_pending_until_the_pending_review_is_acknowledg
         Some(package(9).as_str())
     );
     // WHEN an operator acknowledges it (the endpoint was never tagged: no tag call)
-    let plan = parse_plan("t", PLAN).expect("plan");
-    let acked = ack_review(
-        &w.reviews,
-        &w.endpoints,
-        &plan,
-        &r.pending_reviews[0].id,
-        "ana",
-        "target 70 inv/instance fits v9 (load test 2026-03-14)",
-        t("2026-03-14T09:00:00Z"),
-    )
-    .await
-    .expect("acknowledged");
+    let acked = w
+        .ack(
+            &r.pending_reviews[0].id,
+            "target 70 inv/instance fits v9 (load test 2026-03-14)",
+            "2026-03-14T09:00:00Z",
+        )
+        .await
+        .expect("acknowledged");
     assert_eq!(
         (acked.review.status, acked.tag),
         (ReviewStatus::Acked, None)
@@ -317,17 +334,10 @@ async fn the_rollout_supersedes_the_pending_review_and_opens_its_own() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, rollout_id);
     // A superseded review cannot be acknowledged.
-    let err = ack_review(
-        &w.reviews,
-        &w.endpoints,
-        &plan,
-        &pending,
-        "ana",
-        "late",
-        t("2026-03-14T10:06:00Z"),
-    )
-    .await
-    .expect_err("superseded");
+    let err = w
+        .ack(&pending, "late", "2026-03-14T10:06:00Z")
+        .await
+        .expect_err("superseded");
     assert!(err.to_string().contains("superseded"), "{err}");
     // The approval redelivered after the rollout changes nothing: v9 serves already.
     let writes = count(&w.reviews.writes);
@@ -420,17 +430,10 @@ async fn a_rejection_withdraws_the_pending_review_until_the_version_is_approved_
         .await
         .expect("listed");
     assert!(listed.is_empty(), "{listed:#?}");
-    let err = ack_review(
-        &w.reviews,
-        &w.endpoints,
-        &plan,
-        &pending,
-        "ana",
-        "late",
-        t("2026-03-14T09:36:00Z"),
-    )
-    .await
-    .expect_err("withdrawn");
+    let err = w
+        .ack(&pending, "late", "2026-03-14T09:36:00Z")
+        .await
+        .expect_err("withdrawn");
     assert!(err.to_string().contains("withdrawn"), "{err}");
     // WHEN the old approval is redelivered after the rejection, THEN nothing changes
     let writes = count(&w.reviews.writes);
@@ -489,18 +492,9 @@ async fn an_acknowledged_pending_review_is_withdrawn_too_and_keeps_its_acknowled
     w.baseline().await;
     w.handle(&approval(), "2026-03-14T08:40:13Z").await;
     let pending = pending_review_id(&variant(), &package(9));
-    let plan = parse_plan("t", PLAN).expect("plan");
-    ack_review(
-        &w.reviews,
-        &w.endpoints,
-        &plan,
-        &pending,
-        "ana",
-        "v9 load-tested",
-        t("2026-03-14T09:00:00Z"),
-    )
-    .await
-    .expect("acknowledged");
+    w.ack(&pending, "v9 load-tested", "2026-03-14T09:00:00Z")
+        .await
+        .expect("acknowledged");
     // WHEN the version is set back to manual approval
     let r = w
         .handle(

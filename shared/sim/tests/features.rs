@@ -275,6 +275,16 @@ provisioning = { min = "4m30s", max = "9m" }
   target_value = 3.0
 "#;
 
+/// The LLM variant's plan, without a forecast.
+const LLM_BASE: &str = r#"
+version = 1
+[[target]]
+resource_id = "endpoint/llm/variant/AllTraffic"
+min_capacity = 2
+max_capacity = 120
+lead_time = "12m"
+"#;
+
 /// Five days of 5 req/s that jump to 40 req/s at 09:00 for an hour.
 fn llm_trace() -> String {
     trace("2026-01-05T00:00:00Z", 5 * 1440, |m| {
@@ -291,20 +301,11 @@ fn a_concurrency_forecast_prescales_a_daily_peak_from_requests_in_flight() {
     // GIVEN the LLM variant (tracked on ConcurrentRequestsPerModel), its five days with a daily
     // 09:00 peak, and a forecast that reads the requests in flight
     let world = LLM_WORLD;
-    let plan = r#"
-version = 1
-[[target]]
-resource_id = "endpoint/llm/variant/AllTraffic"
-min_capacity = 2
-max_capacity = 120
-lead_time = "12m"
-  [target.forecast]
-  demand = "concurrency"
-  invocations_per_instance = 3.0
-  min_history = "3d"
-"#;
+    let plan = format!(
+        "{LLM_BASE}  [target.forecast]\n  demand = \"concurrency\"\n  invocations_per_instance = 3.0\n  min_history = \"3d\"\n"
+    );
     let trace = llm_trace();
-    let results = run(&scenario(plan, world, &trace));
+    let results = run(&scenario(&plan, world, &trace));
     let tt = of(&results, Strategy::TargetTracking);
     let hr = of(&results, Strategy::Headroom);
     let activity = hr.headroom.as_ref().expect("headroom ran");
@@ -346,14 +347,7 @@ lead_time = "12m"
 fn plan_suggest_forecasts_the_requests_in_flight_of_a_target_tracked_on_them() {
     // GIVEN the LLM variant tracked on ConcurrentRequestsPerModel, and a base plan without a
     // forecast
-    let base = r#"
-version = 1
-[[target]]
-resource_id = "endpoint/llm/variant/AllTraffic"
-min_capacity = 2
-max_capacity = 120
-lead_time = "12m"
-"#;
+    let base = LLM_BASE;
     let trace_text = llm_trace();
     let trace = headroom_sim::Trace::parse("llm.csv", &trace_text).expect("trace");
     let world = headroom_sim::World::parse("world.toml", LLM_WORLD).expect("world");

@@ -46,12 +46,7 @@ where
     ) -> Result<Response, DeployError> {
         let status = ev.approval.as_ref().map_or("none", ApprovalStatus::as_str);
         let trigger = format!("sagemaker:{MODEL_PACKAGE_STATE}:{status}");
-        let ignored = |reason: String| {
-            tracing::info!(trigger, package = %ev.arn, reason, "model package event ignored");
-            let mut r = Response::new(trigger.clone(), None, Outcome::Ignored);
-            r.reason = Some(reason);
-            r
-        };
+        let ignored = |reason: String| ignored(&trigger, &ev.arn, reason);
         match &ev.approval {
             Some(ApprovalStatus::Approved) => {}
             Some(ApprovalStatus::Rejected | ApprovalStatus::PendingManualApproval) => {
@@ -208,13 +203,14 @@ where
             response.targets.push(report);
         }
         if response.targets.is_empty() {
-            tracing::info!(trigger, package = %ev.arn, "model package event ignored: no pending review to withdraw");
-            let mut r = Response::new(trigger.to_owned(), None, Outcome::Ignored);
-            r.reason = Some(format!(
-                "model package {} is {status}: no target managed by the plan has a pending review of it, so there is nothing to withdraw",
-                ev.arn
+            return Ok(ignored(
+                trigger,
+                &ev.arn,
+                format!(
+                    "model package {} is {status}: no target managed by the plan has a pending review of it, so there is nothing to withdraw",
+                    ev.arn
+                ),
             ));
-            return Ok(r);
         }
         Ok(response)
     }
@@ -327,6 +323,14 @@ where
             tagged: false,
         })
     }
+}
+
+/// The answer to a model package event that changes nothing, logged with its reason.
+fn ignored(trigger: &str, package: &str, reason: String) -> Response {
+    tracing::info!(trigger, package, reason, "model package event ignored");
+    let mut r = Response::new(trigger.to_owned(), None, Outcome::Ignored);
+    r.reason = Some(reason);
+    r
 }
 
 /// What the approved package would serve behind the target: its declared containers (each
