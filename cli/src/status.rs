@@ -223,9 +223,10 @@ fn row_text(row: &Value) -> String {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "  forecast:  floor now {}{mode}, margin x{:.2}, {} day(s) of history, refreshed {}; next {}",
+                    "  forecast:  floor now {}{mode}, margin x{:.2}{}, {} day(s) of history, refreshed {}; next {}",
                     f["floor_now"].as_u64().map_or("none".to_owned(), |n| n.to_string()),
                     f["margin"].as_f64().unwrap_or(1.0),
+                    headroom_core::forecast::claims::level_note(f["level"].as_f64().unwrap_or(1.0)),
                     f["history_days"],
                     secs(&f["computed_at"]),
                     next.join(", ")
@@ -365,6 +366,15 @@ mod tests {
             "score": { "slots": 12, "under_minutes": 5, "over_instance_hours": 1.5 },
         }})));
         assert!(text.contains("forecast:  floor now 20, margin x1.10, 5 day(s) of history, refreshed 2026-03-06T08:00:00Z; next 2026-03-06T09:10:00Z -> 22"), "{text}");
+        // Today's level shows only when it moved the slots.
+        let busy = row_text(&row(json!({ "forecast": {
+            "mode": "active", "computed_at": "2026-03-06T08:00:00Z", "margin": 1.1, "level": 1.15,
+            "history_days": 5, "floor_now": 23, "next": [], "score": { "slots": 0 },
+        }})));
+        assert!(
+            busy.contains("margin x1.10, today's level x1.15, 5 day(s)"),
+            "{busy}"
+        );
         assert!(
             text.contains(
                 "forecast score: 12 slot(s), 5 minute(s) under-forecast, 1.5 instance-hour(s) over"

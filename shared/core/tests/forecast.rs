@@ -106,6 +106,74 @@ fn the_forecast_claims_the_busy_slot_a_lead_time_ahead() {
     assert_eq!(d.desired.min, 1);
 }
 
+#[test]
+fn a_day_running_above_its_estimate_raises_the_rest_of_today_and_not_tomorrow() {
+    // GIVEN four usual weekdays, then a Friday whose morning runs 15 % above them from 08:00
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let busy_friday = |from: usize| {
+        let mut h = history(5);
+        for v in h.values.iter_mut().skip(4 * 288 + from / 5) {
+            *v *= 1.15;
+        }
+        h
+    };
+    // WHEN the forecast is refreshed at 10:00
+    let f = build_forecast(
+        &policy,
+        &busy_friday(8 * 60),
+        Span::minutes(15),
+        at("2026-03-06T10:00:00Z"),
+        None,
+    );
+    // THEN the hour before (all of it above) sets today's level, and the 10:30 slot asks for
+    // 600 x 1.15 / 30 = 23 instances instead of 20; the margin stays 1
+    assert!((f.level - 1.15).abs() < 1e-3, "level {}", f.level);
+    assert_eq!(f.margin, 1.0);
+    assert_eq!(
+        f.slot_at(at("2026-03-06T10:30:00Z")).expect("slot").floor,
+        23
+    );
+
+    // AND a refresh at 23:30 after a busy evening raises today's last slot (60 x 1.15 / 30 ->
+    // 3) but not Saturday's first (2), which belongs to a day not yet begun
+    let f = build_forecast(
+        &policy,
+        &busy_friday(22 * 60),
+        Span::minutes(15),
+        at("2026-03-06T23:30:00Z"),
+        None,
+    );
+    assert!(f.level > 1.1, "level {}", f.level);
+    assert_eq!(
+        f.slot_at(at("2026-03-06T23:50:00Z")).expect("slot").floor,
+        3
+    );
+    assert_eq!(
+        f.slot_at(at("2026-03-07T00:10:00Z")).expect("slot").floor,
+        2
+    );
+
+    // AND the stored level is named in the claim's reason
+    let state = headroom_core::TargetState {
+        forecast: Some(std::sync::Arc::new(f)),
+        ..Default::default()
+    };
+    let d = decide(
+        &plan.targets[0],
+        None,
+        &state,
+        Span::minutes(15),
+        at("2026-03-06T23:45:00Z"),
+    );
+    assert_eq!(d.winner, Some(ClaimSource::Forecast));
+    assert!(
+        d.reasons.iter().any(|r| r.contains("today's level x1.1")),
+        "{:?}",
+        d.reasons
+    );
+}
+
 fn parse_plan_target(extra: &str) -> headroom_core::TargetPlan {
     plan(extra).targets.remove(0)
 }

@@ -100,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_default();
         let novelty = report.breach_novelty.unwrap_or_default();
         println!(
-            "| {name} | {tt} | {} | {:+.1} % | {:.2}x | {:.2}x | {:.2}x | {} | {:.0} | {} ({:.0} %) |",
+            "| {name} | {tt} | {} | {:+.1} % | {:.3}x | {:.2}x | {:.2}x | {} | {:.0} | {} ({:.0} %) |",
             hr.map_or(0, |r| r.total.breach_minutes),
             -g.breach_reduction_percent,
             1.0 + g.extra_instance_hours_percent / 100.0,

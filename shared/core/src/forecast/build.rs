@@ -1,11 +1,12 @@
 //! Turns a demand history into the stored forecast: the seasonal estimate of each upcoming slot
-//! (`profile.rs`), raised by a margin learned from the estimate's own errors on the last days,
-//! turned into instances at the plan's `invocations_per_instance`. Pure: the caller fetches the
+//! (`profile.rs`), scaled by today's level (`level.rs`), raised by a margin learned from those
+//! estimates' own errors on the last days, turned into instances at the plan's `invocations_per_instance`. Pure: the caller fetches the
 //! history and passes `now`; only datapoints before `now` are read.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
+use crate::forecast::level::{level_before, refresh_gap};
 use crate::forecast::profile::{slot_of, weighted_quantile, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -33,13 +34,14 @@ pub fn build_forecast(
     if let Some(p) = previous {
         score_previous(&mut score, p, &series, policy.invocations_per_instance);
     }
-    let (today, _) = slot_of(policy.timezone, slot_secs, now);
+    let (today, now_slot) = slot_of(policy.timezone, slot_secs, now);
     let Some((_, same_kind)) = profile.reference_days(today, policy.min_days()) else {
         return ForecastState {
             computed_at: now,
             slot_secs,
             slots: Vec::new(),
             margin: 1.0,
+            level: 1.0,
             history_days,
             same_kind: false,
             unavailable: Some(format!(
@@ -54,13 +56,16 @@ pub fn build_forecast(
             windows_scored_until: None,
         };
     };
-    let margin = learn_margin(&profile, policy);
-    let slots = upcoming_slots(&profile, policy, margin, lead_time, now);
+    let gap = refresh_gap(lead_time, REFRESH_EVERY, slot_secs);
+    let margin = learn_margin(&profile, policy, gap);
+    let level = today_level(&profile, policy, today, now_slot);
+    let slots = upcoming_slots(&profile, policy, (margin, level), lead_time, now);
     ForecastState {
         computed_at: now,
         slot_secs,
         slots,
         margin,
+        level,
         history_days,
         same_kind,
         unavailable: None,
@@ -90,11 +95,29 @@ fn estimate(
     Profile::estimate(&days, slot, policy.quantile)
 }
 
+/// Today's level at `now_slot` (the slots before it, today's so far), 1 without today's day or
+/// reference days.
+fn today_level(
+    profile: &Profile,
+    policy: &ForecastPolicy,
+    today: NaiveDate,
+    now_slot: usize,
+) -> f64 {
+    let Some(day) = profile.days.iter().rev().find(|d| d.date == today) else {
+        return 1.0;
+    };
+    let Some((refs, _)) = profile.reference_days(today, policy.min_days()) else {
+        return 1.0;
+    };
+    level_before(day, &refs, policy.quantile, profile.slot_secs, now_slot)
+}
+
 /// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
 /// [`BACKTEST_DAYS`] days, each estimate made only from the days before its own (their classes,
-/// weekday or weekend by behaviour, judged on the whole history before `now`), weighted by the
-/// estimate (busy slots matter more than quiet ones), within `[1, max_margin]`.
-fn learn_margin(profile: &Profile, policy: &ForecastPolicy) -> f64 {
+/// weekday or weekend by behaviour, judged on the whole history before `now`) and scaled by its
+/// day's level as a refresh `gap` slots earlier saw it, weighted by the estimate (busy slots
+/// matter more than quiet ones), within `[1, max_margin]`.
+fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
     let mut samples = Vec::new();
     for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
         let Some((refs, _)) = profile.reference_days(day.date, policy.min_days()) else {
@@ -107,6 +130,11 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy) -> f64 {
             let Some(est) = Profile::estimate(&refs, slot, policy.quantile) else {
                 continue;
             };
+            let level = match slot.checked_sub(gap) {
+                Some(seen) => level_before(day, &refs, policy.quantile, profile.slot_secs, seen),
+                None => 1.0,
+            };
+            let est = (f64::from(est) * level) as f32;
             if est > 0.0 {
                 samples.push((actual / est, f64::from(est)));
             }
@@ -118,11 +146,12 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy) -> f64 {
 }
 
 /// The slots from the one holding `now` until the next refresh is due plus the lead time and
-/// one slot, so a claim is always known a lead time before its slot starts.
+/// one slot, so a claim is always known a lead time before its slot starts; today's `level`
+/// scales today's slots only (a slot after midnight belongs to a day not yet begun).
 fn upcoming_slots(
     profile: &Profile,
     policy: &ForecastPolicy,
-    margin: f64,
+    (margin, level): (f64, f64),
     lead_time: Span,
     now: DateTime<Utc>,
 ) -> Vec<ForecastSlot> {
@@ -133,13 +162,19 @@ fn upcoming_slots(
         + Span::minutes(10).as_secs()
         + lead_time.as_secs()
         + slot_secs;
+    let (today, _) = slot_of(policy.timezone, slot_secs, now);
     let mut out = Vec::new();
     let mut t = first;
     while t < until {
         let start = DateTime::from_timestamp(t, 0).unwrap_or(now);
         let (date, slot) = slot_of(policy.timezone, slot_secs, start);
         if let Some(est) = estimate(profile, policy, date, slot) {
-            let demand = (f64::from(est) * margin) as f32;
+            let factor = if date == today {
+                margin * level
+            } else {
+                margin
+            };
+            let demand = (f64::from(est) * factor) as f32;
             out.push(ForecastSlot {
                 start,
                 demand,

@@ -42,12 +42,22 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
         end,
         None,
         format!(
-            "forecast {:.0} requests/min for {} to {} (margin x{:.2}, {} days of history, lead time {lead_time})",
+            "forecast {:.0} requests/min for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
             slot.demand,
             slot.start.format("%Y-%m-%dT%H:%MZ"),
             end.format("%H:%MZ"),
             state.margin,
+            level_note(state.level),
             state.history_days,
         ),
     ))
+}
+
+/// ", today's level x1.12" when today's level moved the slots, else nothing.
+pub fn level_note(level: f64) -> String {
+    if (level - 1.0).abs() < 0.005 {
+        String::new()
+    } else {
+        format!(", today's level x{level:.2}")
+    }
 }

@@ -5,7 +5,8 @@
 //! - `series.rs`: the demand history as CloudWatch returns it.
 //! - `profile.rs`: the seasonal estimate (per slot of the day, per kind of day, robust and
 //!   recency-weighted).
-//! - `build.rs`: estimate + a margin learned from the estimate's own errors -> stored slots.
+//! - `level.rs`: today's level, how far the day so far runs above or below its estimate.
+//! - `build.rs`: estimate x level + a margin learned from the estimate's own errors -> stored slots.
 //! - `claims.rs`: the slots as a `forecast` claim.
 //! - `score.rs`: how past slots compared with the demand that came.
 //! - `schedule_review.rs`: whether each planned peak still matches the demand (daily verdicts).
@@ -18,6 +19,7 @@
 
 pub mod build;
 pub mod claims;
+pub mod level;
 pub mod profile;
 pub mod schedule_review;
 pub mod score;

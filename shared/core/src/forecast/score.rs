@@ -69,6 +69,7 @@ mod tests {
                 },
             ],
             margin: 1.0,
+            level: 1.0,
             history_days: 3,
             same_kind: true,
             unavailable: None,

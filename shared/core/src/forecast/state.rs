@@ -14,6 +14,10 @@ pub struct ForecastState {
     pub slots: Vec<ForecastSlot>,
     /// The factor the seasonal estimate is raised by, learned from its own past errors.
     pub margin: f64,
+    /// Today's level the slots of today were scaled by (`level.rs`); 1 in states stored before
+    /// there was one.
+    #[serde(default = "unit_level", skip_serializing_if = "is_unit")]
+    pub level: f64,
     /// Days of history the forecast read.
     pub history_days: u32,
     /// Whether the slots came from days of the same kind (weekday or weekend) only.
@@ -33,6 +37,14 @@ pub struct ForecastState {
     /// The end of the history the windows were last scored from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows_scored_until: Option<DateTime<Utc>>,
+}
+
+fn unit_level() -> f64 {
+    1.0
+}
+
+fn is_unit(level: &f64) -> bool {
+    *level == 1.0
 }
 
 /// One forecast slot: `[start, start + slot_secs)`.

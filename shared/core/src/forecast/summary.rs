@@ -20,6 +20,8 @@ pub struct ForecastSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
     pub margin: f64,
+    /// Today's level the current slots were scaled by (`level.rs`).
+    pub level: f64,
     pub history_days: u32,
     /// The floor the forecast claims now (forecast-only mode: would claim).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,6 +50,7 @@ pub fn summarize(
             computed_at: None,
             unavailable: Some("not refreshed yet: the tick refreshes it within the hour".into()),
             margin: 1.0,
+            level: 1.0,
             history_days: 0,
             floor_now: None,
             next: Vec::new(),
@@ -61,6 +64,7 @@ pub fn summarize(
         computed_at: Some(f.computed_at),
         unavailable: f.unavailable.clone(),
         margin: f.margin,
+        level: f.level,
         history_days: f.history_days,
         floor_now: would_claim(f, lead_time, now).map(|c| c.floor),
         next: f

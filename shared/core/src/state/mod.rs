@@ -394,6 +394,7 @@ mod tests {
                 slot_secs: 600,
                 slots: Vec::new(),
                 margin: 1.0,
+                level: 1.0,
                 history_days: 3,
                 same_kind: true,
                 unavailable: None,

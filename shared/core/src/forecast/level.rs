@@ -1,0 +1,155 @@
+//! Today's level: how far the day so far runs above or below its seasonal estimate.
+//!
+//! The estimate (`profile.rs`) knows the shape of a day and its usual level, but not whether
+//! today is a busy day or a quiet one: a rainy Tuesday for a taxi service, a day of news for a
+//! market feed, a slow week in August. When the last hour's slots have nearly all come in above
+//! their estimates, the next ones probably will too; when nearly all came in below, the usual
+//! floor would be held for demand that is not coming. So each refresh scales the upcoming
+//! slots by today's level, learned from the last [`LEVEL_WINDOW`] of today:
+//!
+//! - **Only agreement counts.** The level is raised only when at least [`AGREEING_SHARE`] of
+//!   the window (weighted by estimate, so busy slots count more than quiet ones) ran above the
+//!   estimate, and then by the ratio that share reached; lowered likewise. One burst in a calm
+//!   hour, or noise around the estimate, leaves the level at 1: a short burst is the guard's
+//!   business, not the forecast's.
+//! - **Bounded** to [`LEVEL_BOUNDS`]: a day of twice the usual traffic is target tracking's to
+//!   follow (it still scales above any floor); the level only moves the floor part of the way.
+//! - **Today only.** The window does not reach back over midnight: the slots before it were
+//!   estimated from other reference days, and the night says little about the day's level.
+//!
+//! The margin (`build.rs`) is learned from the estimate *with* the level applied, each past
+//! slot's level taken as a refresh would have seen it, so the two do not count the same error
+//! twice.
+
+use crate::duration::Span;
+use crate::forecast::profile::{weighted_quantile, Day, Profile};
+
+/// The stretch of today the level is read from.
+pub const LEVEL_WINDOW: Span = Span::hours(1);
+/// The share of the window that must agree (all above, or all below, the estimate) before the
+/// level moves.
+pub const AGREEING_SHARE: f64 = 0.75;
+/// The level stays within these factors of the estimate.
+pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
+
+/// Today's level from `day`'s slots before `until` (exclusive), against the estimate from
+/// `refs` at quantile `q`: 1 when the window holds fewer than half its slots or does not agree.
+pub fn level_before(day: &Day, refs: &[&Day], q: f64, slot_secs: i64, until: usize) -> f64 {
+    let window = (LEVEL_WINDOW.as_secs() / slot_secs.max(1)).max(1) as usize;
+    let mut ratios: Vec<(f32, f64)> = (until.saturating_sub(window)..until)
+        .filter_map(|slot| {
+            let actual = day.peaks.get(slot).copied().filter(|v| v.is_finite())?;
+            let est = Profile::estimate(refs, slot, q).filter(|e| *e > 0.0)?;
+            Some((actual / est, f64::from(est)))
+        })
+        .collect();
+    if ratios.len() * 2 < window {
+        return 1.0;
+    }
+    // With `AGREEING_SHARE` of the weight above it, the lower quantile still exceeds 1; and the
+    // other way round.
+    let low = weighted_quantile(&mut ratios, 1.0 - AGREEING_SHARE).map_or(1.0, f64::from);
+    let high = weighted_quantile(&mut ratios, AGREEING_SHARE).map_or(1.0, f64::from);
+    let level = if low > 1.0 {
+        low
+    } else if high < 1.0 {
+        high
+    } else {
+        1.0
+    };
+    level.clamp(LEVEL_BOUNDS.0, LEVEL_BOUNDS.1)
+}
+
+/// Slots between the last datapoint a refresh reads and the slot its claim covers, on average:
+/// the lead time, plus half the refresh interval the stored slots wait for their turn.
+pub fn refresh_gap(lead_time: Span, refresh_every: Span, slot_secs: i64) -> usize {
+    let secs = lead_time.as_secs() + refresh_every.as_secs() / 2;
+    (secs as f64 / slot_secs.max(1) as f64).round() as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forecast::profile::DayKind;
+    use chrono::NaiveDate;
+
+    const SLOT: i64 = 600;
+
+    fn day(peaks: Vec<f32>) -> Day {
+        Day {
+            date: NaiveDate::from_ymd_opt(2026, 3, 10).expect("date"),
+            kind: DayKind::Weekday,
+            peaks,
+        }
+    }
+
+    /// Three reference days of 100 in every slot; today as given.
+    fn level(today: &[f32], until: usize) -> f64 {
+        let refs: Vec<Day> = (0..3).map(|_| day(vec![100.0; 144])).collect();
+        let refs: Vec<&Day> = refs.iter().collect();
+        let mut peaks = today.to_vec();
+        peaks.resize(144, f32::NAN);
+        level_before(&day(peaks), &refs, 0.5, SLOT, until)
+    }
+
+    #[test]
+    fn an_hour_above_the_estimate_raises_the_level_by_what_most_of_it_reached() {
+        let today = [110.0, 112.0, 115.0, 111.0, 113.0, 130.0];
+        assert!(
+            (level(&today, 6) - 1.11).abs() < 1e-6,
+            "{}",
+            level(&today, 6)
+        );
+    }
+
+    #[test]
+    fn an_hour_below_lowers_it() {
+        let today = [90.0, 88.0, 85.0, 89.0, 87.0, 95.0];
+        assert!(
+            (level(&today, 6) - 0.90).abs() < 1e-6,
+            "{}",
+            level(&today, 6)
+        );
+    }
+
+    #[test]
+    fn one_burst_in_a_calm_hour_leaves_it_alone() {
+        let today = [100.0, 98.0, 300.0, 250.0, 101.0, 99.0];
+        assert_eq!(level(&today, 6), 1.0);
+    }
+
+    #[test]
+    fn noise_around_the_estimate_leaves_it_alone() {
+        let today = [105.0, 95.0, 108.0, 93.0, 104.0, 97.0];
+        assert_eq!(level(&today, 6), 1.0);
+    }
+
+    #[test]
+    fn it_stays_within_its_bounds() {
+        assert_eq!(level(&[400.0; 6], 6), LEVEL_BOUNDS.1);
+        assert_eq!(level(&[10.0; 6], 6), LEVEL_BOUNDS.0);
+    }
+
+    #[test]
+    fn only_the_window_before_the_cut_counts() {
+        // A busy morning, then an hour as usual: as usual.
+        let mut today = vec![150.0; 12];
+        today.extend([100.0; 6]);
+        assert_eq!(level(&today, 18), 1.0);
+        // The slots from `until` on are not read (they are the future).
+        assert_eq!(level(&today, 12), LEVEL_BOUNDS.1);
+    }
+
+    #[test]
+    fn too_little_of_today_says_nothing() {
+        assert_eq!(level(&[150.0, 150.0], 2), 1.0);
+        let gaps = [150.0, f32::NAN, f32::NAN, f32::NAN, f32::NAN, 150.0];
+        assert_eq!(level(&gaps, 6), 1.0);
+    }
+
+    #[test]
+    fn the_gap_is_the_lead_time_and_half_a_refresh() {
+        assert_eq!(refresh_gap(Span::minutes(12), Span::hours(1), SLOT), 4);
+        assert_eq!(refresh_gap(Span::minutes(0), Span::hours(1), 300), 6);
+    }
+}
