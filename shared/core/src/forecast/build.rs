@@ -7,7 +7,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
 use crate::forecast::level::{level_before, refresh_gap};
-use crate::forecast::profile::{slot_of, weighted_quantile, Profile};
+use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
 use crate::forecast::state::{ForecastSlot, ForecastState};
@@ -109,7 +109,15 @@ fn today_level(
     let Some((refs, _)) = profile.reference_days(today, policy.min_days()) else {
         return 1.0;
     };
-    level_before(day, &refs, policy.quantile, profile.slot_secs, now_slot)
+    let estimates = estimates_of(&refs, policy, profile.slots_per_day());
+    level_before(&day.peaks, &estimates, profile.slot_secs, now_slot)
+}
+
+/// The estimate of every slot of a day from its reference days `refs`.
+fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Option<f32>> {
+    (0..slots)
+        .map(|slot| Profile::estimate(refs, slot, policy.quantile))
+        .collect()
 }
 
 /// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
@@ -123,15 +131,16 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
         let Some((refs, _)) = profile.reference_days(day.date, policy.min_days()) else {
             continue;
         };
+        let estimates = estimates_of(&refs, policy, day.peaks.len());
         for (slot, actual) in day.peaks.iter().enumerate() {
             if !actual.is_finite() {
                 continue;
             }
-            let Some(est) = Profile::estimate(&refs, slot, policy.quantile) else {
+            let Some(est) = estimates[slot] else {
                 continue;
             };
             let level = match slot.checked_sub(gap) {
-                Some(seen) => level_before(day, &refs, policy.quantile, profile.slot_secs, seen),
+                Some(seen) => level_before(&day.peaks, &estimates, profile.slot_secs, seen),
                 None => 1.0,
             };
             let est = (f64::from(est) * level) as f32;

@@ -22,7 +22,7 @@
 //! twice.
 
 use crate::duration::Span;
-use crate::forecast::profile::{weighted_quantile, Day, Profile};
+use crate::forecast::profile::weighted_quantile;
 
 /// The stretch of today the level is read from.
 pub const LEVEL_WINDOW: Span = Span::hours(1);
@@ -32,14 +32,19 @@ pub const AGREEING_SHARE: f64 = 0.75;
 /// The level stays within these factors of the estimate.
 pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
 
-/// Today's level from `day`'s slots before `until` (exclusive), against the estimate from
-/// `refs` at quantile `q`: 1 when the window holds fewer than half its slots or does not agree.
-pub fn level_before(day: &Day, refs: &[&Day], q: f64, slot_secs: i64, until: usize) -> f64 {
+/// Today's level from the day's slot `peaks` before `until` (exclusive), against each slot's
+/// seasonal estimate in `estimates`: 1 when the window holds fewer than half its slots or does
+/// not agree.
+pub fn level_before(peaks: &[f32], estimates: &[Option<f32>], slot_secs: i64, until: usize) -> f64 {
     let window = (LEVEL_WINDOW.as_secs() / slot_secs.max(1)).max(1) as usize;
     let mut ratios: Vec<(f32, f64)> = (until.saturating_sub(window)..until)
         .filter_map(|slot| {
-            let actual = day.peaks.get(slot).copied().filter(|v| v.is_finite())?;
-            let est = Profile::estimate(refs, slot, q).filter(|e| *e > 0.0)?;
+            let actual = peaks.get(slot).copied().filter(|v| v.is_finite())?;
+            let est = estimates
+                .get(slot)
+                .copied()
+                .flatten()
+                .filter(|e| *e > 0.0)?;
             Some((actual / est, f64::from(est)))
         })
         .collect();
@@ -70,26 +75,14 @@ pub fn refresh_gap(lead_time: Span, refresh_every: Span, slot_secs: i64) -> usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forecast::profile::DayKind;
-    use chrono::NaiveDate;
 
     const SLOT: i64 = 600;
 
-    fn day(peaks: Vec<f32>) -> Day {
-        Day {
-            date: NaiveDate::from_ymd_opt(2026, 3, 10).expect("date"),
-            kind: DayKind::Weekday,
-            peaks,
-        }
-    }
-
-    /// Three reference days of 100 in every slot; today as given.
+    /// An estimate of 100 in every slot; today as given.
     fn level(today: &[f32], until: usize) -> f64 {
-        let refs: Vec<Day> = (0..3).map(|_| day(vec![100.0; 144])).collect();
-        let refs: Vec<&Day> = refs.iter().collect();
         let mut peaks = today.to_vec();
         peaks.resize(144, f32::NAN);
-        level_before(&day(peaks), &refs, 0.5, SLOT, until)
+        level_before(&peaks, &[Some(100.0); 144], SLOT, until)
     }
 
     #[test]
