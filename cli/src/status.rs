@@ -226,7 +226,7 @@ fn row_text(row: &Value) -> String {
                     "  forecast:  floor now {}{mode}, margin x{:.2}{}, {} day(s) of history, refreshed {}; next {}",
                     f["floor_now"].as_u64().map_or("none".to_owned(), |n| n.to_string()),
                     f["margin"].as_f64().unwrap_or(1.0),
-                    headroom_core::forecast::claims::level_note(f["level"].as_f64().unwrap_or(1.0)),
+                    headroom_core::forecast::level::level_note(f["level"].as_f64().unwrap_or(1.0)),
                     f["history_days"],
                     secs(&f["computed_at"]),
                     next.join(", ")

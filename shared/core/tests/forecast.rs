@@ -174,6 +174,67 @@ fn a_day_running_above_its_estimate_raises_the_rest_of_today_and_not_tomorrow() 
     );
 }
 
+#[test]
+fn todays_level_reads_only_the_complete_slots_before_the_refresh() {
+    // GIVEN usual weekdays, and a Friday that turns 15 % busier at some minute
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let busy_from = |minute: usize| {
+        let mut h = history(5);
+        for v in h.values.iter_mut().skip(4 * 288 + minute / 5) {
+            *v *= 1.15;
+        }
+        h
+    };
+    let level_at = |h: &DemandSeries, now: &str| {
+        build_forecast(&policy, h, Span::minutes(15), at(now), None).level
+    };
+    // THEN what comes after the refresh does not move the level
+    assert_eq!(level_at(&busy_from(10 * 60), "2026-03-06T10:02:00Z"), 1.0);
+    // AND neither does the slot the refresh falls in: busy from 09:20, the complete slots of
+    // the hour before 10:07 are 4 of 6 busy (not three quarters); with the running 10:00 slot
+    // they would be 5 of 6
+    assert_eq!(
+        level_at(&busy_from(9 * 60 + 20), "2026-03-06T10:07:00Z"),
+        1.0
+    );
+    // (a whole hour of it before the refresh does)
+    assert!(level_at(&busy_from(9 * 60), "2026-03-06T10:02:00Z") > 1.1);
+}
+
+#[test]
+fn the_margin_is_learned_from_the_levelled_estimates() {
+    // GIVEN weekdays alternating between a level of 100 and 120 all day (Mon 100, Tue 120, ...),
+    // which the seasonal estimate cannot know: Thursday came in 20 % above its estimate and
+    // Friday morning 17 % below
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let values = (0..5 * 288)
+        .map(|i| if (i / 288) % 2 == 0 { 100.0 } else { 120.0 })
+        .collect();
+    let h = DemandSeries::new(at("2026-03-02T00:00:00Z"), 300, values);
+    // WHEN the forecast is refreshed at Friday noon
+    let f = build_forecast(
+        &policy,
+        &h,
+        Span::minutes(15),
+        at("2026-03-06T12:00:00Z"),
+        None,
+    );
+    // THEN today's level has caught Friday's (100 against an estimate of 120), and the margin
+    // stays 1: each past slot's error is measured against its levelled estimate, as a refresh
+    // then would have made it. (Against the bare estimates Thursday's 1.2 would carry most of
+    // the weight, and the margin would be 1.2.) So the 12:30 slot expects 100, not 120.
+    assert!((f.level - 100.0 / 120.0).abs() < 1e-3, "level {}", f.level);
+    assert_eq!(f.margin, 1.0);
+    let half_past = f.slot_at(at("2026-03-06T12:30:00Z")).expect("slot");
+    assert!(
+        (half_past.demand - 100.0).abs() < 0.1,
+        "{}",
+        half_past.demand
+    );
+}
+
 fn parse_plan_target(extra: &str) -> headroom_core::TargetPlan {
     plan(extra).targets.remove(0)
 }

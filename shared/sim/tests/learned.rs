@@ -240,7 +240,9 @@ fn the_shipped_news_burst_plans_meet_the_goal_over_their_whole_traces() {
         let ((tt_breach, tt_hours), (hr_breach, hr_hours)) =
             (of(Strategy::TargetTracking), of(Strategy::Headroom));
         // THEN at least 60 % fewer breach minutes within 1.15x its instance-hours (AAPL was at
-        // -58 % before the forecast learned today's level)
+        // -58 % before the forecast learned today's level). This is the goal itself, and AAPL
+        // meets it by a few points only: a change that fails it moves the learned table, whose
+        // `learned` example says by how much.
         assert!(
             hr_breach * 100 <= tt_breach * 40,
             "{name}: headroom {hr_breach} breach minutes against target tracking's {tt_breach}"

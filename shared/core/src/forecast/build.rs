@@ -1,12 +1,13 @@
 //! Turns a demand history into the stored forecast: the seasonal estimate of each upcoming slot
 //! (`profile.rs`), scaled by today's level (`level.rs`), raised by a margin learned from those
-//! estimates' own errors on the last days, turned into instances at the plan's `invocations_per_instance`. Pure: the caller fetches the
-//! history and passes `now`; only datapoints before `now` are read.
+//! estimates' own errors on the last days, turned into instances at the plan's
+//! `invocations_per_instance`. Pure: the caller fetches the history and passes `now`; only
+//! datapoints before `now` are read.
 
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
-use crate::forecast::level::{level_before, refresh_gap};
+use crate::forecast::level::{level_before, refresh_gap, TodayLevel};
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -58,14 +59,17 @@ pub fn build_forecast(
     };
     let gap = refresh_gap(lead_time, REFRESH_EVERY, slot_secs);
     let margin = learn_margin(&profile, policy, gap);
-    let level = today_level(&profile, policy, today, now_slot);
-    let slots = upcoming_slots(&profile, policy, (margin, level), lead_time, now);
+    let level = TodayLevel {
+        date: today,
+        factor: today_level(&profile, policy, today, now_slot),
+    };
+    let slots = upcoming_slots(&profile, policy, margin, level, lead_time, now);
     ForecastState {
         computed_at: now,
         slot_secs,
         slots,
         margin,
-        level,
+        level: level.factor,
         history_days,
         same_kind,
         unavailable: None,
@@ -88,7 +92,7 @@ fn past_only(series: &DemandSeries, now: DateTime<Utc>) -> DemandSeries {
 fn estimate(
     profile: &Profile,
     policy: &ForecastPolicy,
-    date: chrono::NaiveDate,
+    date: NaiveDate,
     slot: usize,
 ) -> Option<f32> {
     let (days, _) = profile.reference_days(date, policy.min_days())?;
@@ -155,12 +159,13 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
 }
 
 /// The slots from the one holding `now` until the next refresh is due plus the lead time and
-/// one slot, so a claim is always known a lead time before its slot starts; today's `level`
-/// scales today's slots only (a slot after midnight belongs to a day not yet begun).
+/// one slot, so a claim is always known a lead time before its slot starts; `level` scales its
+/// own day's slots only.
 fn upcoming_slots(
     profile: &Profile,
     policy: &ForecastPolicy,
-    (margin, level): (f64, f64),
+    margin: f64,
+    level: TodayLevel,
     lead_time: Span,
     now: DateTime<Utc>,
 ) -> Vec<ForecastSlot> {
@@ -171,23 +176,19 @@ fn upcoming_slots(
         + Span::minutes(10).as_secs()
         + lead_time.as_secs()
         + slot_secs;
-    let (today, _) = slot_of(policy.timezone, slot_secs, now);
     let mut out = Vec::new();
     let mut t = first;
     while t < until {
         let start = DateTime::from_timestamp(t, 0).unwrap_or(now);
         let (date, slot) = slot_of(policy.timezone, slot_secs, start);
         if let Some(est) = estimate(profile, policy, date, slot) {
-            let factor = if date == today {
-                margin * level
-            } else {
-                margin
-            };
-            let demand = (f64::from(est) * factor) as f32;
+            let slot_level = level.for_date(date);
+            let demand = (f64::from(est) * margin * slot_level) as f32;
             out.push(ForecastSlot {
                 start,
                 demand,
                 floor: instances_for(demand, policy),
+                level: slot_level,
             });
         }
         t += slot_secs;

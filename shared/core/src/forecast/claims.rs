@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::claim::{Claim, ClaimSource};
 use crate::duration::Span;
+use crate::forecast::level::level_note;
 use crate::forecast::state::ForecastState;
 use crate::plan::{ForecastMode, ForecastPolicy};
 
@@ -47,17 +48,8 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
             slot.start.format("%Y-%m-%dT%H:%MZ"),
             end.format("%H:%MZ"),
             state.margin,
-            level_note(state.level),
+            level_note(slot.level),
             state.history_days,
         ),
     ))
-}
-
-/// ", today's level x1.12" when today's level moved the slots, else nothing.
-pub fn level_note(level: f64) -> String {
-    if (level - 1.0).abs() < 0.005 {
-        String::new()
-    } else {
-        format!(", today's level x{level:.2}")
-    }
 }

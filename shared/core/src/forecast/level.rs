@@ -4,33 +4,64 @@
 //! today is a busy day or a quiet one: a rainy Tuesday for a taxi service, a day of news for a
 //! market feed, a slow week in August. When the last hour's slots have nearly all come in above
 //! their estimates, the next ones probably will too; when nearly all came in below, the usual
-//! floor would be held for demand that is not coming. So each refresh scales the upcoming
+//! floor would be held for demand that is not coming. So each refresh scales today's upcoming
 //! slots by today's level, learned from the last [`LEVEL_WINDOW`] of today:
 //!
-//! - **Only agreement counts.** The level is raised only when at least [`AGREEING_SHARE`] of
+//! - **Only agreement counts.** The level is raised only when more than [`AGREEING_SHARE`] of
 //!   the window (weighted by estimate, so busy slots count more than quiet ones) ran above the
 //!   estimate, and then by the ratio that share reached; lowered likewise. One burst in a calm
 //!   hour, or noise around the estimate, leaves the level at 1: a short burst is the guard's
 //!   business, not the forecast's.
 //! - **Bounded** to [`LEVEL_BOUNDS`]: a day of twice the usual traffic is target tracking's to
 //!   follow (it still scales above any floor); the level only moves the floor part of the way.
-//! - **Today only.** The window does not reach back over midnight: the slots before it were
-//!   estimated from other reference days, and the night says little about the day's level.
+//! - **Today only.** The window does not reach back over midnight (the slots before it were
+//!   estimated from other reference days, and the night says little about the day's level),
+//!   and a slot after midnight keeps its estimate: it belongs to a day not yet begun.
 //!
 //! The margin (`build.rs`) is learned from the estimate *with* the level applied, each past
 //! slot's level taken as a refresh would have seen it, so the two do not count the same error
 //! twice.
+
+use chrono::NaiveDate;
 
 use crate::duration::Span;
 use crate::forecast::profile::weighted_quantile;
 
 /// The stretch of today the level is read from.
 pub const LEVEL_WINDOW: Span = Span::hours(1);
-/// The share of the window that must agree (all above, or all below, the estimate) before the
-/// level moves.
+/// The share of the window that must agree (above, or below, the estimate) before the level
+/// moves: strictly more than this.
 pub const AGREEING_SHARE: f64 = 0.75;
 /// The level stays within these factors of the estimate.
 pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
+
+/// The level a refresh found for its day: it scales that day's slots and no other's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TodayLevel {
+    pub date: NaiveDate,
+    pub factor: f64,
+}
+
+impl TodayLevel {
+    /// The factor for a slot of `date`: 1 for any other day than the refresh's.
+    pub fn for_date(&self, date: NaiveDate) -> f64 {
+        if date == self.date {
+            self.factor
+        } else {
+            1.0
+        }
+    }
+}
+
+/// ", today's level x1.12" when `level` moved a slot, else nothing: for claim reasons, the
+/// refresh note and `headroom status`.
+pub fn level_note(level: f64) -> String {
+    if (level - 1.0).abs() < 0.005 {
+        String::new()
+    } else {
+        format!(", today's level x{level:.2}")
+    }
+}
 
 /// Today's level from the day's slot `peaks` before `until` (exclusive), against each slot's
 /// seasonal estimate in `estimates`: 1 when the window holds fewer than half its slots or does
@@ -51,8 +82,8 @@ pub fn level_before(peaks: &[f32], estimates: &[Option<f32>], slot_secs: i64, un
     if ratios.len() * 2 < window {
         return 1.0;
     }
-    // With `AGREEING_SHARE` of the weight above it, the lower quantile still exceeds 1; and the
-    // other way round.
+    // The lower quantile exceeds 1 only when more than `AGREEING_SHARE` of the weight lies above
+    // 1 (`weighted_quantile` takes the lower value on a tie); and the other way round.
     let low = weighted_quantile(&mut ratios, 1.0 - AGREEING_SHARE).map_or(1.0, f64::from);
     let high = weighted_quantile(&mut ratios, AGREEING_SHARE).map_or(1.0, f64::from);
     let level = if low > 1.0 {
@@ -65,11 +96,13 @@ pub fn level_before(peaks: &[f32], estimates: &[Option<f32>], slot_secs: i64, un
     level.clamp(LEVEL_BOUNDS.0, LEVEL_BOUNDS.1)
 }
 
-/// Slots between the last datapoint a refresh reads and the slot its claim covers, on average:
-/// the lead time, plus half the refresh interval the stored slots wait for their turn.
+/// Slots between the last slot a refresh reads and the slot its claim covers, on average. A
+/// refresh at T reads the slots before T's; the slot it claims for starts the lead time plus up
+/// to one refresh interval after T, half of one on average, and lies half a slot further on
+/// average from the end of the slot T falls in.
 pub fn refresh_gap(lead_time: Span, refresh_every: Span, slot_secs: i64) -> usize {
     let secs = lead_time.as_secs() + refresh_every.as_secs() / 2;
-    (secs as f64 / slot_secs.max(1) as f64).round() as usize
+    (secs as f64 / slot_secs.max(1) as f64 + 0.5).round() as usize
 }
 
 #[cfg(test)]
@@ -141,8 +174,32 @@ mod tests {
     }
 
     #[test]
-    fn the_gap_is_the_lead_time_and_half_a_refresh() {
-        assert_eq!(refresh_gap(Span::minutes(12), Span::hours(1), SLOT), 4);
-        assert_eq!(refresh_gap(Span::minutes(0), Span::hours(1), 300), 6);
+    fn the_gap_is_the_lead_time_half_a_refresh_and_half_a_slot() {
+        // (12 + 30) / 10 + 0.5 = 4.7 slots; (0 + 30) / 5 + 0.5 = 6.5
+        assert_eq!(refresh_gap(Span::minutes(12), Span::hours(1), SLOT), 5);
+        assert_eq!(refresh_gap(Span::minutes(0), Span::hours(1), 300), 7);
+    }
+
+    #[test]
+    fn exactly_three_quarters_is_not_more_than_three_quarters() {
+        // 9 of 12 five-minute slots above: does not move; 10 of 12: moves
+        let at = |above: usize| {
+            let peaks: Vec<f32> = (0..12)
+                .map(|i| if i < above { 110.0 } else { 100.0 })
+                .collect();
+            level_before(&peaks, &[Some(100.0); 12], 300, 12)
+        };
+        assert_eq!(at(9), 1.0);
+        assert!((at(10) - 1.1).abs() < 1e-6, "{}", at(10));
+    }
+
+    #[test]
+    fn a_level_scales_its_own_day_only() {
+        let date = NaiveDate::from_ymd_opt(2026, 3, 6).expect("date");
+        let level = TodayLevel { date, factor: 1.15 };
+        assert_eq!(level.for_date(date), 1.15);
+        assert_eq!(level.for_date(date.succ_opt().expect("date")), 1.0);
+        assert_eq!(level_note(1.15), ", today's level x1.15");
+        assert_eq!(level_note(1.0), "");
     }
 }

@@ -134,7 +134,7 @@ impl Profile {
             let days: Vec<&Day> = self
                 .days
                 .iter()
-                .filter(|d| DayKind::of(d.date) == kind && observed(d))
+                .filter(|d| DayKind::of(d.date) == kind && d.observed())
                 .collect();
             let slots = (0..per_day)
                 .map(|slot| {
@@ -156,7 +156,7 @@ impl Profile {
             .days
             .iter()
             .enumerate()
-            .filter(|(_, d)| observed(d))
+            .filter(|(_, d)| d.observed())
             .filter_map(|(i, day)| {
                 let kind = DayKind::of(day.date);
                 let ((own_n, own), (other_n, other)) = match kind {
@@ -265,11 +265,15 @@ fn median_without(values: &[f32], left_out: f32) -> f32 {
 
 /// A day counts as observed (and may be re-classed) with datapoints in this share of its slots:
 /// the partial first and last days of a history say too little about their shape.
-const OBSERVED_SHARE: f64 = 0.9;
+pub const OBSERVED_SHARE: f64 = 0.9;
 
-fn observed(day: &Day) -> bool {
-    let seen = day.peaks.iter().filter(|v| v.is_finite()).count();
-    seen as f64 >= OBSERVED_SHARE * day.peaks.len() as f64
+impl Day {
+    /// Whether the day has datapoints in [`OBSERVED_SHARE`] of its slots: a whole day, not the
+    /// partial first or last day of a history.
+    pub fn observed(&self) -> bool {
+        let seen = self.peaks.iter().filter(|v| v.is_finite()).count();
+        seen as f64 >= OBSERVED_SHARE * self.peaks.len() as f64
+    }
 }
 
 /// How far the *shape* of `peaks` lies from `typical`'s: each side divided by its own median

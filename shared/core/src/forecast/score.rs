@@ -61,11 +61,13 @@ mod tests {
                     start: utc("2026-03-02T08:00:00Z"),
                     demand: 100.0,
                     floor: 4,
+                    level: 1.0,
                 },
                 ForecastSlot {
                     start: utc("2026-03-02T08:10:00Z"),
                     demand: 100.0,
                     floor: 4,
+                    level: 1.0,
                 },
             ],
             margin: 1.0,

@@ -14,9 +14,9 @@ pub struct ForecastState {
     pub slots: Vec<ForecastSlot>,
     /// The factor the seasonal estimate is raised by, learned from its own past errors.
     pub margin: f64,
-    /// Today's level the slots of today were scaled by (`level.rs`); 1 in states stored before
-    /// there was one.
-    #[serde(default = "unit_level", skip_serializing_if = "is_unit")]
+    /// The level the refresh found for its day (`level.rs`), which scaled that day's slots; 1 in
+    /// states stored before there was one.
+    #[serde(default = "unit_level", skip_serializing_if = "is_unit_level")]
     pub level: f64,
     /// Days of history the forecast read.
     pub history_days: u32,
@@ -43,7 +43,7 @@ fn unit_level() -> f64 {
     1.0
 }
 
-fn is_unit(level: &f64) -> bool {
+fn is_unit_level(level: &f64) -> bool {
     *level == 1.0
 }
 
@@ -55,6 +55,9 @@ pub struct ForecastSlot {
     pub demand: f32,
     /// Instances that demand needs at the plan's `invocations_per_instance`.
     pub floor: u32,
+    /// The level `demand` includes: the refresh's for a slot of its own day, else 1.
+    #[serde(default = "unit_level", skip_serializing_if = "is_unit_level")]
+    pub level: f64,
 }
 
 /// How earlier forecasts compared with what happened, summed since `since`.

@@ -20,7 +20,8 @@ pub struct ForecastSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
     pub margin: f64,
-    /// Today's level the current slots were scaled by (`level.rs`).
+    /// The level the last refresh found for its day, which scaled that day's slots
+    /// (`level.rs`).
     pub level: f64,
     pub history_days: u32,
     /// The floor the forecast claims now (forecast-only mode: would claim).

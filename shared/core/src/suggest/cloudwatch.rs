@@ -306,7 +306,8 @@ mod tests {
         // THEN no peak is suggested, the planned one stays, and the comments say why
         assert!(out.plan.contains("name = \"planned\""), "{}", out.plan);
         assert!(
-            out.plan.contains("weekdays: 0 day(s) of history, too few"),
+            out.plan
+                .contains("weekdays: 0 whole day(s) of history, too few"),
             "{}",
             out.plan
         );

@@ -116,10 +116,10 @@ pub fn suggest_peaks(
     for kind in [DayKind::Weekday, DayKind::Weekend] {
         let days: Vec<_> = profile.days.iter().filter(|d| d.kind == kind).collect();
         let label = kind_label(kind);
-        if days.len() < MIN_DAYS_PER_KIND {
+        let whole = count(&profile, kind);
+        if whole < MIN_DAYS_PER_KIND {
             out.notes.push(format!(
-                "{label}: {} day(s) of history, too few to call a window recurring",
-                days.len()
+                "{label}: {whole} whole day(s) of history, too few to call a window recurring"
             ));
             continue;
         }
@@ -319,8 +319,13 @@ fn kind_label(kind: DayKind) -> &'static str {
     }
 }
 
+/// Whole days of `kind`: a history's partial first and last days add their slots to the levels,
+/// but do not make a window recurring (two days of history from 00:30 span three dates).
 fn count(p: &Profile, kind: DayKind) -> usize {
-    p.days.iter().filter(|d| d.kind == kind).count()
+    p.days
+        .iter()
+        .filter(|d| d.kind == kind && d.observed())
+        .count()
 }
 
 /// Runs of `true` as `(first, last)` slot indices, bridging gaps of at most `bridge` slots.

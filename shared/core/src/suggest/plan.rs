@@ -99,7 +99,7 @@ pub fn suggest_plan(
             .collect();
         let mut evidence = vec![
             format!(
-                "history: {} day(s) ({} weekdays, {} weekend days) from {} to {}, in {}",
+                "history: {} day(s) ({} whole weekday(s), {} whole weekend day(s)) from {} to {}, in {}",
                 suggestion.days,
                 suggestion.weekdays,
                 suggestion.weekend_days,

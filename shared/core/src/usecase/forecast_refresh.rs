@@ -156,7 +156,7 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
                 "forecast refreshed: {} slots, margin x{:.2}{}, {} days of history{}",
                 next.slots.len(),
                 next.margin,
-                crate::forecast::claims::level_note(next.level),
+                crate::forecast::level::level_note(next.level),
                 next.history_days,
                 if next.same_kind {
                     ""
