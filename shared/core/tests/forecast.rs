@@ -401,6 +401,32 @@ fn a_concurrency_forecast_is_refused_on_a_serverless_target() {
 }
 
 #[test]
+fn a_one_minute_forecast_reads_at_most_the_15_days_cloudwatch_keeps() {
+    let target = |keys: &str| {
+        format!("version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\nmax_capacity = 4\n[target.forecast]\ninvocations_per_instance = 30.0\n{keys}")
+    };
+    // The default 14 days fit; 15 days are the edge; 16 are refused, naming both fixes.
+    for ok in [
+        "resolution = \"1m\"\n",
+        "resolution = \"1m\"\nhistory = \"15d\"\n",
+        "history = \"30d\"\n",
+    ] {
+        parse_plan("test.toml", &target(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let err = parse_plan(
+        "test.toml",
+        &target("resolution = \"1m\"\nhistory = \"16d\"\n"),
+    )
+    .expect_err("16 days of minutes are not kept");
+    let text = err.to_string();
+    assert!(text.contains("resolution"), "{text}");
+    assert!(
+        text.contains("15 days") && text.contains("shorten history or read 5m"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_refresh_over_500_targets_makes_20_metric_calls() {
     // 14 days at 5 minutes is 4,032 datapoints a target; GetMetricData returns at most 100,800
     // a call, so 25 targets share one call: 500 targets take 20 calls, once an hour.

@@ -117,6 +117,9 @@ pub const LONGEST_HISTORY: Span = Span::hours(63 * 24);
 pub const DEFAULT_MIN_HISTORY: Span = Span::hours(3 * 24);
 pub const DEFAULT_SLOT: Span = Span::minutes(10);
 pub const DEFAULT_RESOLUTION: Span = Span::minutes(5);
+/// CloudWatch keeps 1-minute datapoints for 15 days; older minutes are only in 5-minute ones,
+/// so a 1-minute read reaches back at most this far.
+pub const LONGEST_ONE_MINUTE_HISTORY: Span = Span::hours(15 * 24);
 pub const DEFAULT_QUANTILE: f64 = 0.5;
 pub const DEFAULT_MARGIN_QUANTILE: f64 = 0.6;
 pub const DEFAULT_MAX_MARGIN: f64 = 1.2;
@@ -236,6 +239,15 @@ pub fn check_forecast(
         fail(
             field("resolution"),
             format!("{resolution} must divide the slot ({slot})"),
+        );
+    } else if resolution == Span::minutes(1) && history > LONGEST_ONE_MINUTE_HISTORY {
+        // Asked anyway, CloudWatch would answer the older days with no datapoints, and the
+        // forecast would learn from the last 15 days while the plan says more.
+        fail(
+            field("resolution"),
+            format!(
+                "1m reads at most {LONGEST_ONE_MINUTE_HISTORY} of history (CloudWatch keeps 1-minute data 15 days), and history is {history}: shorten history or read 5m"
+            ),
         );
     }
     let mut unit = |name: &str, v: Option<f64>, default: f64| match v {
