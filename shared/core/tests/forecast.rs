@@ -434,6 +434,12 @@ fn a_refresh_over_500_targets_makes_20_metric_calls() {
 }
 
 #[test]
+fn a_one_minute_refresh_over_500_targets_makes_100_metric_calls() {
+    // 14 days at 1 minute is 20,160 datapoints a target: 5 targets a call, 100 calls an hour.
+    assert_eq!(refresh_calls(500, |_| "resolution = \"1m\"\n"), 100);
+}
+
+#[test]
 fn a_backlog_forecast_reads_the_backlog_and_holds_a_backlog_per_instance() {
     // GIVEN an async endpoint whose backlog stood at 600 requests from 09:00 to 11:00 and 60
     // otherwise, and a forecast of it at 30 waiting requests per instance
