@@ -48,20 +48,35 @@ impl<'a, T: ScalingTargets, S: StateStore> Ports<'a, T, (), (), (), S, (), ()> {
     }
 }
 
+/// The seven ports as a tuple, in field order: each `with_*` swaps one and keeps the others
+/// (Rust cannot change a generic parameter through `..self`).
+type Parts<'a, T, H, C, E, S, R, D> = (&'a T, &'a H, &'a C, &'a E, &'a S, &'a R, &'a D);
+
 impl<'a, T, H, C, E, S, R, D> Ports<'a, T, H, C, E, S, R, D> {
-    pub fn with_history<H2: ScalingHistory>(
-        self,
-        history: &'a H2,
-    ) -> Ports<'a, T, H2, C, E, S, R, D> {
-        let Ports {
-            targets,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            demand,
-            ..
-        } = self;
+    fn parts(self) -> Parts<'a, T, H, C, E, S, R, D> {
+        (
+            self.targets,
+            self.history,
+            self.capacity,
+            self.endpoints,
+            self.state,
+            self.reviews,
+            self.demand,
+        )
+    }
+
+    fn from_parts(
+        (targets, history, capacity, endpoints, state, reviews, demand): Parts<
+            'a,
+            T,
+            H,
+            C,
+            E,
+            S,
+            R,
+            D,
+        >,
+    ) -> Self {
         Ports {
             targets,
             history,
@@ -71,95 +86,39 @@ impl<'a, T, H, C, E, S, R, D> Ports<'a, T, H, C, E, S, R, D> {
             reviews,
             demand,
         }
+    }
+
+    pub fn with_history<H2: ScalingHistory>(
+        self,
+        history: &'a H2,
+    ) -> Ports<'a, T, H2, C, E, S, R, D> {
+        let (t, _, c, e, s, r, d) = self.parts();
+        Ports::from_parts((t, history, c, e, s, r, d))
     }
 
     pub fn with_capacity<C2: CurrentCapacity>(
         self,
         capacity: &'a C2,
     ) -> Ports<'a, T, H, C2, E, S, R, D> {
-        let Ports {
-            targets,
-            history,
-            endpoints,
-            state,
-            reviews,
-            demand,
-            ..
-        } = self;
-        Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            demand,
-        }
+        let (t, h, _, e, s, r, d) = self.parts();
+        Ports::from_parts((t, h, capacity, e, s, r, d))
     }
 
     pub fn with_endpoints<E2: Endpoints>(
         self,
         endpoints: &'a E2,
     ) -> Ports<'a, T, H, C, E2, S, R, D> {
-        let Ports {
-            targets,
-            history,
-            capacity,
-            state,
-            reviews,
-            demand,
-            ..
-        } = self;
-        Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            demand,
-        }
+        let (t, h, c, _, s, r, d) = self.parts();
+        Ports::from_parts((t, h, c, endpoints, s, r, d))
     }
 
     pub fn with_reviews<R2: ReviewStore>(self, reviews: &'a R2) -> Ports<'a, T, H, C, E, S, R2, D> {
-        let Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            demand,
-            ..
-        } = self;
-        Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            demand,
-        }
+        let (t, h, c, e, s, _, d) = self.parts();
+        Ports::from_parts((t, h, c, e, s, reviews, d))
     }
 
     pub fn with_demand<D2: DemandHistory>(self, demand: &'a D2) -> Ports<'a, T, H, C, E, S, R, D2> {
-        let Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            ..
-        } = self;
-        Ports {
-            targets,
-            history,
-            capacity,
-            endpoints,
-            state,
-            reviews,
-            demand,
-        }
+        let (t, h, c, e, s, r, _) = self.parts();
+        Ports::from_parts((t, h, c, e, s, r, demand))
     }
 }
