@@ -36,15 +36,7 @@ impl<T, H, C, E, S, R, D> Copy for Ports<'_, T, H, C, E, S, R, D> {}
 impl<'a, T: ScalingTargets, S: StateStore> Ports<'a, T, (), (), (), S, (), ()> {
     /// The two ports every reconcile needs; add the others with the `with_*` methods.
     pub fn new(targets: &'a T, state: &'a S) -> Self {
-        Ports {
-            targets,
-            history: &(),
-            capacity: &(),
-            endpoints: &(),
-            state,
-            reviews: &(),
-            demand: &(),
-        }
+        Ports::from_parts((targets, &(), &(), &(), state, &(), &()))
     }
 }
 
@@ -65,18 +57,8 @@ impl<'a, T, H, C, E, S, R, D> Ports<'a, T, H, C, E, S, R, D> {
         )
     }
 
-    fn from_parts(
-        (targets, history, capacity, endpoints, state, reviews, demand): Parts<
-            'a,
-            T,
-            H,
-            C,
-            E,
-            S,
-            R,
-            D,
-        >,
-    ) -> Self {
+    fn from_parts(parts: Parts<'a, T, H, C, E, S, R, D>) -> Self {
+        let (targets, history, capacity, endpoints, state, reviews, demand) = parts;
         Ports {
             targets,
             history,
