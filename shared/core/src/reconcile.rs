@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decide::{decide, Action, Decision};
+use crate::decide::{decide_from, Action, Decision};
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
 use crate::log::DecisionRecord;
@@ -114,11 +114,11 @@ fn port<'a>(
 fn decide_now(
     target: &TargetPlan,
     observed: Option<&Observed>,
-    state: &TargetState,
+    state: TargetState,
     now: DateTime<Utc>,
 ) -> Decision {
     let lead = lead_time(target, &state.lead_samples, state.model.as_ref());
-    decide(target, observed, state, lead.span, now)
+    decide_from(target, observed, state, lead.span, now)
 }
 
 /// Applies a decision: the state first (conditional), then AAS (idempotent), then the log.
@@ -135,16 +135,20 @@ fn decide_now(
 /// fails, the next run finds it pending, appends it again (the same entry is the same record) and
 /// clears it in its own write: every applied decision has exactly one record, however often the
 /// trigger is retried.
+///
+/// The state is written from `decision.next_state` itself (no copy): once applied it holds the
+/// version and pending records as stored.
 async fn apply<A: ScalingTargets, S: StateStore>(
     aas: &A,
     store: &S,
-    decision: &Decision,
+    decision: &mut Decision,
     before: &TargetState,
     trigger: &str,
     notes: &[String],
     force_write: bool,
 ) -> Result<(SaveOutcome, bool), ReconcileError> {
-    let id = &decision.target;
+    let id = &decision.target.clone();
+    let at = decision.at;
     let register = match decision.action {
         Action::Register {
             min,
@@ -176,16 +180,16 @@ async fn apply<A: ScalingTargets, S: StateStore>(
                 step: "encode the decision-log record",
                 source: PortError::new("encode a decision-log record", ErrorClass::Permanent, e),
             })?;
-    let mut next = decision.next_state.clone();
+    let next = &mut decision.next_state;
     next.version = before.version;
     next.pending_log = entry.iter().cloned().collect();
     // Every register is preceded by a write, even one that changes nothing else: only the won
     // condition proves the decision was made on the newest state.
     let mut written = false;
     if force_write || register.is_some() || !next.same_content(before) {
-        let token = write_token(trigger, decision.at);
+        let token = write_token(trigger, at);
         match store
-            .save_state(id, &next, &token)
+            .save_state(id, next, &token)
             .await
             .map_err(port(id, "save the target state"))?
         {
@@ -207,11 +211,11 @@ async fn apply<A: ScalingTargets, S: StateStore>(
         if written {
             next.version = before.version + 1;
             next.pending_log.clear();
-            let token = write_token(trigger, decision.at);
+            let token = write_token(trigger, at);
             // A conflict here means another run wrote after ours: it read the pending record and
             // appends it itself, so nothing is lost.
             store
-                .save_state(id, &next, &token)
+                .save_state(id, next, &token)
                 .await
                 .map_err(port(id, "clear the pending decision-log record"))?;
         }
@@ -341,7 +345,7 @@ async fn reconcile_from<A: ScalingTargets, S: StateStore>(
                 state.mark_seen(&change.key, now);
             }
         }
-        let decision = decide_now(target, observed, &state, now);
+        let mut decision = decide_now(target, observed, state, now);
         let force = steps.change.is_some() && !duplicate;
         // A duplicate event's note explains the outcome; it is not worth a log record. Whatever
         // a redelivery still changes (a register an earlier attempt stored but could not make,
@@ -358,7 +362,7 @@ async fn reconcile_from<A: ScalingTargets, S: StateStore>(
         match apply(
             aas,
             store,
-            &decision,
+            &mut decision,
             &before,
             logged_trigger,
             log_notes,

@@ -167,6 +167,19 @@ pub fn take_state(
         .unwrap_or_default()
 }
 
+/// [`take_state`] for the `i`-th id asked: the answer is looked at there first (stores answer
+/// in the order asked, as a rule, and a tick asks for every target of a page in turn).
+pub fn take_state_at(
+    states: &mut [(ScalableTargetId, TargetState)],
+    i: usize,
+    id: &ScalableTargetId,
+) -> TargetState {
+    match states.get_mut(i) {
+        Some((stored, state)) if stored == id => std::mem::take(state),
+        _ => take_state(states, id),
+    }
+}
+
 /// Idempotency keys up to this length are stored as they are (event ids, peak keys); a longer
 /// one (an alarm ARN with its state and time) is stored as a hash, so that the
 /// [`SEEN_EVENTS_KEPT`] keys of a target stay a few kilobytes.
@@ -306,11 +319,25 @@ impl TargetState {
             && *lead_samples == other.lead_samples
             && *model == other.model
             && *deploy == other.deploy
-            && *forecast == other.forecast
+            && same_forecast(forecast, &other.forecast)
             && *earlier_applied == other.earlier_applied
             && *pending_log == other.pending_log
             && *unrecognised_notes == other.unrecognised_notes
             && *last_error == other.last_error
+    }
+}
+
+/// Equal forecasts. A reconcile's state shares its forecast with the state it was read as (the
+/// refresh alone replaces it), so the pointers decide without comparing every slot: `Arc`'s
+/// own `==` cannot shortcut for a type holding floats.
+fn same_forecast(
+    a: &Option<std::sync::Arc<crate::forecast::ForecastState>>,
+    b: &Option<std::sync::Arc<crate::forecast::ForecastState>>,
+) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b) || a == b,
+        (None, None) => true,
+        _ => false,
     }
 }
 
@@ -491,5 +518,37 @@ mod tests {
             assert!(!a.same_content(&b), "{field}");
             assert!(!b.same_content(&a), "{field}");
         }
+    }
+
+    #[test]
+    fn take_state_at_finds_a_state_wherever_the_answer_put_it() {
+        let id = |n: &str| -> ScalableTargetId {
+            format!("endpoint/{n}/variant/AllTraffic").parse().expect("id")
+        };
+        let state = |v: u64| TargetState {
+            version: v,
+            ..TargetState::default()
+        };
+        // The answer holds b before a, and no c.
+        let mut answer = vec![(id("b"), state(2)), (id("a"), state(1))];
+        assert_eq!(take_state_at(&mut answer, 0, &id("a")).version, 1);
+        assert_eq!(take_state_at(&mut answer, 0, &id("b")).version, 2);
+        assert_eq!(take_state_at(&mut answer, 2, &id("c")), TargetState::default());
+    }
+
+    #[test]
+    fn forecasts_are_compared_by_content_when_they_are_not_shared() {
+        let a = full();
+        let forecast = a.forecast.as_deref().expect("full() has a forecast").clone();
+        // An equal copy in its own allocation is the same content.
+        let mut copy = a.clone();
+        copy.forecast = Some(std::sync::Arc::new(forecast.clone()));
+        assert!(a.same_content(&copy) && copy.same_content(&a));
+        // A copy that differs in one figure is not.
+        let mut moved = forecast;
+        moved.margin += 0.1;
+        let mut other = a.clone();
+        other.forecast = Some(std::sync::Arc::new(moved));
+        assert!(!a.same_content(&other) && !other.same_content(&a));
     }
 }

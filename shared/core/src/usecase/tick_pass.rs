@@ -14,7 +14,7 @@ use crate::ids::ScalableTargetId;
 use crate::plan::Plan;
 use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::reconcile::{reconcile_observed, Observation, TargetOutcome};
-use crate::state::{take_state, TargetState};
+use crate::state::{take_state_at, TargetState};
 
 /// What one tick did.
 #[derive(Debug, Default, Serialize)]
@@ -93,8 +93,8 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                 continue;
             }
         };
-        for target in page {
-            let before = take_state(&mut states, &target.id);
+        for (i, target) in page.iter().enumerate() {
+            let before = take_state_at(&mut states, i, &target.id);
             if target.forecast.is_some() && is_due(before.forecast.as_deref(), now) {
                 report.forecast_due.push(target.id.clone());
             }
@@ -121,7 +121,12 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                     observe_capacity(target, state, c.desired, c.current, now)
                 }
             });
-            let page_reads = (observed.iter().find(|o| o.id == target.id), before);
+            // The answers usually come in the order asked: look there first.
+            let seen = observed
+                .get(i)
+                .filter(|o| o.id == target.id)
+                .or_else(|| observed.iter().find(|o| o.id == target.id));
+            let page_reads = (seen, before);
             // Another invocation may write this target meanwhile: then it is redone alone, from
             // fresh reads, with the same observation.
             let result = reconcile_observed(
@@ -141,22 +146,24 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                         state_written,
                         ..
                     } = outcome;
-                    let name = target.id.to_string();
+                    // Most targets of most ticks change nothing: their name is not even
+                    // formatted.
+                    let name = || target.id.to_string();
                     if state_written {
                         report.state_writes += 1;
                     }
                     match decision.action {
-                        Action::Register { .. } => report.registered.push(name.clone()),
-                        Action::Paused { .. } => report.paused.push(name.clone()),
+                        Action::Register { .. } => report.registered.push(name()),
+                        Action::Paused { .. } => report.paused.push(name()),
                         Action::None => {}
                     }
                     if decision.drift.is_some() {
-                        report.drifted.push(name.clone());
+                        report.drifted.push(name());
                     }
                     if !notes.is_empty() {
                         report
                             .observed
-                            .push(format!("{name}: {}", notes.join("; ")));
+                            .push(format!("{}: {}", name(), notes.join("; ")));
                     }
                 }
                 Err(e) => report.errors.push(TickFailure {
