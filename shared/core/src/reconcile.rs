@@ -136,8 +136,9 @@ fn decide_now(
 /// clears it in its own write: every applied decision has exactly one record, however often the
 /// trigger is retried.
 ///
-/// The state is written from `decision.next_state` itself (no copy): once applied it holds the
-/// version and pending records as stored.
+/// The state is written from `decision.next_state` itself, not from a copy of it: afterwards it
+/// is what the last write sent (its `version` and `pending_log` were that write's inputs, not
+/// the stored item's), so callers read nothing from it but what the decision made.
 async fn apply<A: ScalingTargets, S: StateStore>(
     aas: &A,
     store: &S,
@@ -147,7 +148,7 @@ async fn apply<A: ScalingTargets, S: StateStore>(
     notes: &[String],
     force_write: bool,
 ) -> Result<(SaveOutcome, bool), ReconcileError> {
-    let id = &decision.target.clone();
+    let id = &decision.target;
     let at = decision.at;
     let register = match decision.action {
         Action::Register {

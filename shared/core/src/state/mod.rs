@@ -329,7 +329,8 @@ impl TargetState {
 
 /// Equal forecasts. A reconcile's state shares its forecast with the state it was read as (the
 /// refresh alone replaces it), so the pointers decide without comparing every slot: `Arc`'s
-/// own `==` cannot shortcut for a type holding floats.
+/// own `==` cannot shortcut for a type holding floats. (Unlike that `==`, a shared forecast
+/// holding a NaN equals itself; the forecast stores only finite figures.)
 fn same_forecast(
     a: &Option<std::sync::Arc<crate::forecast::ForecastState>>,
     b: &Option<std::sync::Arc<crate::forecast::ForecastState>>,
