@@ -524,7 +524,9 @@ mod tests {
     #[test]
     fn take_state_at_finds_a_state_wherever_the_answer_put_it() {
         let id = |n: &str| -> ScalableTargetId {
-            format!("endpoint/{n}/variant/AllTraffic").parse().expect("id")
+            format!("endpoint/{n}/variant/AllTraffic")
+                .parse()
+                .expect("id")
         };
         let state = |v: u64| TargetState {
             version: v,
@@ -534,13 +536,20 @@ mod tests {
         let mut answer = vec![(id("b"), state(2)), (id("a"), state(1))];
         assert_eq!(take_state_at(&mut answer, 0, &id("a")).version, 1);
         assert_eq!(take_state_at(&mut answer, 0, &id("b")).version, 2);
-        assert_eq!(take_state_at(&mut answer, 2, &id("c")), TargetState::default());
+        assert_eq!(
+            take_state_at(&mut answer, 2, &id("c")),
+            TargetState::default()
+        );
     }
 
     #[test]
     fn forecasts_are_compared_by_content_when_they_are_not_shared() {
         let a = full();
-        let forecast = a.forecast.as_deref().expect("full() has a forecast").clone();
+        let forecast = a
+            .forecast
+            .as_deref()
+            .expect("full() has a forecast")
+            .clone();
         // An equal copy in its own allocation is the same content.
         let mut copy = a.clone();
         copy.forecast = Some(std::sync::Arc::new(forecast.clone()));
