@@ -116,6 +116,12 @@ if [[ -n "$fast" ]]; then
 fi
 # Each must exit non-zero when it fails (set -e stops the run and the exit status says so).
 # Add new checks below, one line each.
+# rustfmt: the code as `cargo fmt` writes it (rustfmt ships with the toolchain).
+if cargo fmt --version > /dev/null 2>&1; then
+    cargo fmt --all -- --check
+else
+    log 'SKIPPED cargo fmt --check: rustfmt is not installed (rustup component add rustfmt)'
+fi
 # tests/lambda_invoke.sh: every file in events/ through `cargo lambda watch` + `cargo lambda
 # invoke` against the moto above, set up as the README's walkthrough (installs cargo-lambda).
 bash tests/lambda_invoke.sh
