@@ -167,17 +167,25 @@ pub fn take_state(
         .unwrap_or_default()
 }
 
-/// [`take_state`] for the `i`-th id asked: the answer is looked at there first (stores answer
-/// in the order asked, as a rule, and a tick asks for every target of a page in turn).
+/// Where the answer about the `asked`-th id of a page is in `answers`: a port answers in the
+/// order asked as a rule (so a tick walking its page finds each at once), but need not, and
+/// may leave ids out.
+pub fn answer_at<T>(answers: &[T], asked: usize, is_it: impl Fn(&T) -> bool) -> Option<usize> {
+    match answers.get(asked) {
+        Some(a) if is_it(a) => Some(asked),
+        _ => answers.iter().position(is_it),
+    }
+}
+
+/// [`take_state`] for the `i`-th id asked, looked up with [`answer_at`].
 pub fn take_state_at(
     states: &mut [(ScalableTargetId, TargetState)],
     i: usize,
     id: &ScalableTargetId,
 ) -> TargetState {
-    match states.get_mut(i) {
-        Some((stored, state)) if stored == id => std::mem::take(state),
-        _ => take_state(states, id),
-    }
+    answer_at(states, i, |(stored, _)| stored == id)
+        .map(|k| std::mem::take(&mut states[k].1))
+        .unwrap_or_default()
 }
 
 /// Idempotency keys up to this length are stored as they are (event ids, peak keys); a longer

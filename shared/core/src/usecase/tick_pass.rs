@@ -14,7 +14,7 @@ use crate::ids::ScalableTargetId;
 use crate::plan::Plan;
 use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::reconcile::{reconcile_observed, Observation, TargetOutcome};
-use crate::state::{take_state_at, TargetState};
+use crate::state::{answer_at, take_state_at, TargetState};
 
 /// What one tick did.
 #[derive(Debug, Default, Serialize)]
@@ -121,11 +121,7 @@ pub async fn tick_plan_observing<A: ScalingTargets, S: StateStore, C: CurrentCap
                     observe_capacity(target, state, c.desired, c.current, now)
                 }
             });
-            // The answers usually come in the order asked: look there first.
-            let seen = observed
-                .get(i)
-                .filter(|o| o.id == target.id)
-                .or_else(|| observed.iter().find(|o| o.id == target.id));
+            let seen = answer_at(&observed, i, |o| o.id == target.id).map(|k| &observed[k]);
             let page_reads = (seen, before);
             // Another invocation may write this target meanwhile: then it is redone alone, from
             // fresh reads, with the same observation.
