@@ -253,3 +253,44 @@ fn the_shipped_news_burst_plans_meet_the_goal_over_their_whole_traces() {
         );
     }
 }
+
+/// The default scenario's week of one-minute demand, tuned at `budget`, and the same week
+/// summed into five-minute rows.
+fn default_week_suggestions(budget: f64) -> (String, String) {
+    use headroom_sim::scenario::{DEFAULT_PLAN, DEFAULT_TRACE, DEFAULT_WORLD};
+    let fine = Trace::parse("default trace", DEFAULT_TRACE).expect("trace");
+    let coarse = Trace {
+        interval_secs: 300,
+        counts: fine.counts.chunks(5).map(|c| c.iter().sum()).collect(),
+        ..fine.clone()
+    };
+    let world = World::parse("default world", DEFAULT_WORLD).expect("world");
+    let suggest = |trace: &Trace| {
+        headroom_sim::suggest::suggest_plan_within(
+            ("default plan", DEFAULT_PLAN),
+            trace,
+            &world,
+            None,
+            Some(budget),
+        )
+        .expect("suggestion")
+    };
+    (suggest(&fine), suggest(&coarse))
+}
+
+#[test]
+fn minute_level_history_also_tries_single_minute_slot_peaks() {
+    use headroom_core::suggest::tune::grid;
+    let (fine, coarse) = default_week_suggestions(3.0);
+    let tried = |n: usize| format!("{n} settings simulated");
+    // One-minute rows: the grid with single-minute peaks; five-minute rows: without them (at
+    // five minutes a one-minute resolution reads the same peaks again).
+    assert!(fine.contains(&tried(grid(true).len())), "{fine}");
+    assert!(coarse.contains(&tried(grid(false).len())), "{coarse}");
+    assert!(grid(true).len() > grid(false).len());
+    // With room in the budget, the minute-level week keeps the setting that covers its
+    // single-minute peaks, and the plan says so.
+    assert!(fine.contains("resolution = \"1m\""), "{fine}");
+    assert!(!coarse.contains("resolution = \"1m\""), "{coarse}");
+    headroom_core::parse_plan("suggested", &fine).expect("a valid plan");
+}
