@@ -15,7 +15,9 @@
 //!   otherwise pull every weekday's estimate towards a weekend's for weeks. Only the shape
 //!   counts: a day that is just busier or quieter keeps its kind.
 //! - The estimate is a recency-weighted quantile of those peaks: one burst or one outage on one
-//!   day moves a quantile little (robust), and recent days weigh more (demand drifts).
+//!   day moves a quantile little (robust), and recent days weigh more (demand drifts). It is
+//!   read between the peaks (`interpolated_quantile`), so it means about the same from four
+//!   days as from fourteen.
 
 use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc, Weekday};
 use chrono_tz::Tz;
@@ -223,7 +225,7 @@ impl Profile {
             }
             weight *= RECENCY_DECAY;
         }
-        weighted_quantile(&mut samples, q)
+        interpolated_quantile(&mut samples, q)
     }
 }
 
@@ -325,6 +327,38 @@ pub fn weighted_quantile(samples: &mut [(f32, f64)], q: f64) -> Option<f32> {
     samples.last().map(|s| s.0)
 }
 
+/// The weighted quantile `q` of `samples` (value, weight), read between samples: sorted, each
+/// sample stands at the middle of its share of the total weight, and a `q` between two of
+/// those points lies on the line joining them (below the first: the least; above the last: the
+/// greatest). Unlike [`weighted_quantile`], which steps to a sample, the same `q` means about
+/// the same thing from four days as from fourteen: the step takes the second least of four for
+/// 0.3 (about the 0.4 quantile of what the days are drawn from) and the third of ten (about
+/// 0.27), so an estimate would fall as history grew and a week's backtest would not say what
+/// a month brings. Weights at or below zero are left out.
+pub fn interpolated_quantile(samples: &mut [(f32, f64)], q: f64) -> Option<f32> {
+    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = samples.iter().map(|s| s.1).filter(|w| *w > 0.0).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let q = q.clamp(0.0, 1.0);
+    let mut before = 0.0;
+    let mut last: Option<(f64, f32)> = None;
+    for &(v, w) in samples.iter().filter(|s| s.1 > 0.0) {
+        let at = (before + w / 2.0) / total;
+        before += w;
+        match last {
+            None if q <= at => return Some(v),
+            Some((prev_at, prev)) if q <= at => {
+                let t = ((q - prev_at) / (at - prev_at)) as f32;
+                return Some(prev + t * (v - prev));
+            }
+            _ => last = Some((at, v)),
+        }
+    }
+    last.map(|(_, v)| v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,6 +384,60 @@ mod tests {
         let mut heavy = vec![(1.0, 5.0), (10.0, 1.0)];
         assert_eq!(weighted_quantile(&mut heavy, 0.5), Some(1.0));
         assert_eq!(weighted_quantile(&mut [], 0.5), None);
+    }
+
+    #[test]
+    fn interpolated_quantiles_read_between_samples() {
+        // Equal weights: the samples stand at 1/8, 3/8, 5/8 and 7/8.
+        let four = || vec![(10.0, 1.0), (40.0, 1.0), (20.0, 1.0), (30.0, 1.0)];
+        assert_eq!(interpolated_quantile(&mut four(), 0.1), Some(10.0));
+        assert_eq!(interpolated_quantile(&mut four(), 0.25), Some(15.0));
+        assert_eq!(interpolated_quantile(&mut four(), 0.5), Some(25.0));
+        assert_eq!(interpolated_quantile(&mut four(), 0.875), Some(40.0));
+        assert_eq!(interpolated_quantile(&mut four(), 1.0), Some(40.0));
+        // A heavier sample holds more of the line; no weight, no quantile.
+        let mut heavy = vec![(0.0, 3.0), (100.0, 1.0)];
+        assert_eq!(interpolated_quantile(&mut heavy, 0.5), Some(25.0));
+        assert_eq!(interpolated_quantile(&mut [(5.0, 0.0)], 0.5), None);
+        assert_eq!(interpolated_quantile(&mut [], 0.5), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn interpolated_quantiles_stay_within_the_samples_and_grow_with_q(
+            values in proptest::collection::vec((0.0f32..1000.0, 0.01f64..5.0), 1..20),
+            a in 0.0f64..1.0,
+            b in 0.0f64..1.0,
+        ) {
+            let (lo, hi) = (a.min(b), a.max(b));
+            let at = |q| interpolated_quantile(&mut values.clone(), q).expect("samples");
+            let least = values.iter().map(|v| v.0).fold(f32::INFINITY, f32::min);
+            let most = values.iter().map(|v| v.0).fold(f32::NEG_INFINITY, f32::max);
+            proptest::prop_assert!(at(lo) >= least && at(hi) <= most);
+            proptest::prop_assert!(at(lo) <= at(hi) + 1e-3);
+        }
+    }
+
+    #[test]
+    fn a_low_quantile_means_about_the_same_from_four_days_as_from_twelve() {
+        // GIVEN four days and twelve, drawn from peaks spread evenly over 0..100 (whose 0.3
+        // quantile is 30), each at its expected place among them: 100 k / (n + 1)
+        let spread = |n: usize| -> Vec<(f32, f64)> {
+            (1..=n)
+                .map(|k| (100.0 * k as f32 / (n + 1) as f32, 1.0))
+                .collect()
+        };
+        // THEN the 0.3 quantile read between them is 34 from four and 31.5 from twelve, where
+        // the step to a sample moves from the second of four (40) to the fourth of twelve (31)
+        let few = interpolated_quantile(&mut spread(4), 0.3).expect("four");
+        let many = interpolated_quantile(&mut spread(12), 0.3).expect("twelve");
+        assert!((few - many).abs() < 5.0, "{few} vs {many}");
+        let step_few = weighted_quantile(&mut spread(4), 0.3).expect("four");
+        let step_many = weighted_quantile(&mut spread(12), 0.3).expect("twelve");
+        assert!(
+            (step_few - step_many).abs() > 5.0,
+            "{step_few} vs {step_many}"
+        );
     }
 
     #[test]
