@@ -5,7 +5,7 @@
 //! simulated: the walk-forward rule of the suggestion holds for its tuning too.
 
 use chrono::{DateTime, Utc};
-use headroom_core::plan::forecast::{DEFAULT_MIN_HISTORY, DEFAULT_RESOLUTION};
+use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
 use headroom_core::suggest::tune::{choose, grid, Backtest, Knobs, MIN_BACKTEST};
@@ -144,8 +144,7 @@ pub fn backtest_grid(
     // The backtest scores the history after the longest forecast warm-up of the plan, when at
     // least a day is left after it.
     let warm_up = warm_up_rows(&file, &history);
-    let minute_level = history.interval_secs < DEFAULT_RESOLUTION.as_secs();
-    let settings = grid(minute_level);
+    let settings = grid(Span::seconds(history.interval_secs));
     let results = backtest_all(&file, &settings, world, &history, warm_up);
     Ok(Ok(Grid {
         suggested,

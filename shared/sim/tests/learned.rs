@@ -283,11 +283,15 @@ fn minute_level_history_also_tries_single_minute_slot_peaks() {
     use headroom_core::suggest::tune::grid;
     let (fine, coarse) = default_week_suggestions(3.0);
     let tried = |n: usize| format!("{n} settings simulated");
+    let (minute, five) = (
+        headroom_core::Span::minutes(1),
+        headroom_core::Span::minutes(5),
+    );
     // One-minute rows: the grid with single-minute peaks; five-minute rows: without them (at
     // five minutes a one-minute resolution reads the same peaks again).
-    assert!(fine.contains(&tried(grid(true).len())), "{fine}");
-    assert!(coarse.contains(&tried(grid(false).len())), "{coarse}");
-    assert!(grid(true).len() > grid(false).len());
+    assert!(fine.contains(&tried(grid(minute).len())), "{fine}");
+    assert!(coarse.contains(&tried(grid(five).len())), "{coarse}");
+    assert!(grid(minute).len() > grid(five).len());
     // With room in the budget, the minute-level week keeps the setting that covers its
     // single-minute peaks, and the plan says so.
     assert!(fine.contains("resolution = \"1m\""), "{fine}");

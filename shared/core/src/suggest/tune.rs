@@ -59,8 +59,8 @@ pub const DEFAULT_BUDGET: f64 = 1.15;
 pub const QUANTILES: [f64; 3] = [0.3, 0.4, 0.5];
 pub const MAX_MARGINS: [f64; 2] = [1.2, 1.6];
 pub const SHORTER_HOLDS: [Span; 2] = [Span::minutes(15), Span::minutes(5)];
-/// On a history finer than the forecast's default resolution (minute-level data), the grid also
-/// tries slot peaks of single minutes at these quantiles, with no margin above them.
+/// On a history finer than the forecast's default resolution (minute-level data: [`grid`]), the
+/// grid also tries slot peaks of single minutes at these quantiles, with no margin above them.
 pub const MINUTE_QUANTILES: [f64; 2] = [0.1, 0.2];
 pub const MINUTE_RESOLUTION: Span = Span::minutes(1);
 pub const MINUTE_MAX_MARGIN: f64 = 1.0;
@@ -130,9 +130,11 @@ impl Knobs {
     }
 }
 
-/// Every setting tried: the as-written plan first. `minute_level`: the history is finer than
-/// the forecast's default resolution, so single-minute slot peaks are tried too.
-pub fn grid(minute_level: bool) -> Vec<Knobs> {
+/// Every setting tried over a history at `history_period`: the as-written plan first. A
+/// history finer than the forecast's default resolution also tries single-minute slot peaks
+/// (at the default resolution or coarser, a 1m resolution would read the same peaks again).
+pub fn grid(history_period: Span) -> Vec<Knobs> {
+    let minute_level = history_period < crate::plan::forecast::DEFAULT_RESOLUTION;
     let holds = || std::iter::once(None).chain(SHORTER_HOLDS.iter().copied().map(Some));
     let mut out = vec![Knobs::AS_WRITTEN];
     for hold in holds() {
@@ -288,14 +290,14 @@ mod tests {
 
     #[test]
     fn the_grid_starts_as_written_and_has_no_repeats() {
-        let g = grid(false);
+        let g = grid(Span::minutes(5));
         assert_eq!(g[0], Knobs::AS_WRITTEN);
         assert_eq!(g.len(), 1 + 3 * 3 * 2);
         for (i, a) in g.iter().enumerate() {
             assert!(!g[i + 1..].contains(a));
         }
         // Minute-level history adds single-minute peaks, at every hold, after the rest.
-        let fine = grid(true);
+        let fine = grid(Span::minutes(1));
         assert_eq!(fine[..g.len()], g[..]);
         assert_eq!(fine.len(), g.len() + 3 * 2);
         assert!(fine[g.len()..]
