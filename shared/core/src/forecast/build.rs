@@ -125,14 +125,22 @@ fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Opt
 }
 
 /// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
-/// [`BACKTEST_DAYS`] days, each estimate made only from the days before its own (their classes,
-/// weekday or weekend by behaviour, judged on the whole history before `now`) and scaled by its
-/// day's level as a refresh `gap` slots earlier saw it, weighted by the estimate (busy slots
-/// matter more than quiet ones), within `[1, max_margin]`.
+/// [`BACKTEST_DAYS`] days, each day left out and estimated from all the other days of the
+/// history before `now`, nearest first (their classes, weekday or weekend by behaviour, judged
+/// on that whole history), scaled by its day's level as a refresh `gap` slots earlier saw it,
+/// weighted by the estimate (busy slots matter more than quiet ones), within `[1, max_margin]`.
+///
+/// Why every other day, and not only the days before the judged one: the margin stands for the
+/// error of today's estimate, which is made from the whole history. Judged from the days before
+/// it only, the first week's days are estimated from one to six days, some of the other kind,
+/// and err far more than today's estimate will: the margin sat at its cap in the first week and
+/// fell as history grew, so a week's backtest (`plan suggest --budget`) promised more than
+/// later weeks gave. Left out one at a time, each day is estimated from about as many days as
+/// today's. No datapoint at or after `now` is read either way.
 fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
     let mut samples = Vec::new();
     for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
-        let Some((refs, _)) = profile.reference_days(day.date, policy.min_days()) else {
+        let Some((refs, _)) = profile.days_around(day.date, policy.min_days()) else {
             continue;
         };
         let estimates = estimates_of(&refs, policy, day.peaks.len());

@@ -215,6 +215,27 @@ impl Profile {
         (any.len() >= min_days.max(1)).then_some((any, false))
     }
 
+    /// Every other day of the history, before `date` or after it, nearest first (of two at the
+    /// same distance, the earlier): of `date`'s kind when at least `min_days` of them exist,
+    /// else of any kind when at least `min_days` exist. What the margin judges a past day's
+    /// estimate from (`build.rs`): as many days as today's estimate is made from, not only the
+    /// fewer that came before that day.
+    pub fn days_around(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
+        let nearest_first = |days: &mut Vec<&Day>| {
+            days.sort_by_key(|d| ((d.date - date).num_days().abs(), d.date > date));
+        };
+        let others = || self.days.iter().filter(move |d| d.date != date);
+        let kind = DayKind::of(date);
+        let mut same: Vec<&Day> = others().filter(|d| d.kind == kind).collect();
+        if same.len() >= min_days.max(1) {
+            nearest_first(&mut same);
+            return Some((same, true));
+        }
+        let mut any: Vec<&Day> = others().collect();
+        nearest_first(&mut any);
+        (any.len() >= min_days.max(1)).then_some((any, false))
+    }
+
     /// The estimate for slot `slot` of `date` from `days` (newest first), at quantile `q`.
     pub fn estimate(days: &[&Day], slot: usize, q: f64) -> Option<f32> {
         let mut samples: Vec<(f32, f64)> = Vec::with_capacity(days.len());
