@@ -132,9 +132,9 @@ fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Opt
 ///
 /// Why every other day, and not only the days before the judged one: the margin stands for the
 /// error of today's estimate, which is made from the whole history. Judged from the days before
-/// it only, the first week's days are estimated from one to six days, some of the other kind,
-/// and err far more than today's estimate will: the margin sat at its cap in the first week and
-/// fell as history grew, so a week's backtest (`plan suggest --budget`) promised more than
+/// it only, the first week's days are estimated from as few as `min_history` days, some of the
+/// other kind, and err more than today's estimate will: the margin was higher in the first
+/// week (on one synthetic web trace at its cap) and fell as history grew, so a week's backtest (`plan suggest --budget`) promised more than
 /// later weeks gave. Left out one at a time, each day is estimated from about as many days as
 /// today's. No datapoint at or after `now` is read either way.
 fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {

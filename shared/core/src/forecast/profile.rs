@@ -205,14 +205,8 @@ impl Profile {
     /// Days before `date` with history, of `date`'s kind when at least `min_days` of them exist,
     /// else of any kind when at least `min_days` exist; newest first.
     pub fn reference_days(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
-        let earlier = || self.days.iter().rev().filter(move |d| d.date < date);
-        let kind = DayKind::of(date);
-        let same: Vec<&Day> = earlier().filter(|d| d.kind == kind).collect();
-        if same.len() >= min_days.max(1) {
-            return Some((same, true));
-        }
-        let any: Vec<&Day> = earlier().collect();
-        (any.len() >= min_days.max(1)).then_some((any, false))
+        let earlier = self.days.iter().rev().filter(|d| d.date < date).collect();
+        same_kind_or_any(earlier, DayKind::of(date), min_days)
     }
 
     /// Every other day of the history, before `date` or after it, nearest first (of two at the
@@ -221,19 +215,9 @@ impl Profile {
     /// estimate from (`build.rs`): as many days as today's estimate is made from, not only the
     /// fewer that came before that day.
     pub fn days_around(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
-        let nearest_first = |days: &mut Vec<&Day>| {
-            days.sort_by_key(|d| ((d.date - date).num_days().abs(), d.date > date));
-        };
-        let others = || self.days.iter().filter(move |d| d.date != date);
-        let kind = DayKind::of(date);
-        let mut same: Vec<&Day> = others().filter(|d| d.kind == kind).collect();
-        if same.len() >= min_days.max(1) {
-            nearest_first(&mut same);
-            return Some((same, true));
-        }
-        let mut any: Vec<&Day> = others().collect();
-        nearest_first(&mut any);
-        (any.len() >= min_days.max(1)).then_some((any, false))
+        let mut others: Vec<&Day> = self.days.iter().filter(|d| d.date != date).collect();
+        others.sort_by_key(|d| ((d.date - date).num_days().abs(), d.date > date));
+        same_kind_or_any(others, DayKind::of(date), min_days)
     }
 
     /// The estimate for slot `slot` of `date` from `days` (newest first), at quantile `q`.
@@ -248,6 +232,16 @@ impl Profile {
         }
         interpolated_quantile(&mut samples, q)
     }
+}
+
+/// Of `days` (in their order), those of `kind` when at least `min_days` of them exist, else all
+/// of them when at least `min_days` exist; and whether they are of `kind` only.
+fn same_kind_or_any(days: Vec<&Day>, kind: DayKind, min_days: usize) -> Option<(Vec<&Day>, bool)> {
+    let same: Vec<&Day> = days.iter().copied().filter(|d| d.kind == kind).collect();
+    if same.len() >= min_days.max(1) {
+        return Some((same, true));
+    }
+    (days.len() >= min_days.max(1)).then_some((days, false))
 }
 
 /// Days a typical day is the median of, at the least, before any day is re-classed.
