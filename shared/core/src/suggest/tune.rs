@@ -376,14 +376,20 @@ mod tests {
             Some(Span::minutes(5))
         );
         assert_eq!(t.forecast.as_ref().and_then(|f| f.max_margin), Some(1.6));
-        assert_eq!(t.forecast.as_ref().and_then(|f| f.margin_quantile), Some(0.6));
+        assert_eq!(
+            t.forecast.as_ref().and_then(|f| f.margin_quantile),
+            Some(0.6)
+        );
         // Unset ones take the knobs; a target without a forecast or guard gets none of them.
         let mut t = target(
             "[target.guard]\nalarms = [\"a\"]\nhold = \"30m\"\n[target.forecast]\ninvocations_per_instance = 3.0\n",
         );
         k.apply(&mut t);
         assert_eq!(t.forecast.as_ref().and_then(|f| f.quantile), Some(0.4));
-        assert_eq!(t.forecast.as_ref().and_then(|f| f.margin_quantile), Some(0.9));
+        assert_eq!(
+            t.forecast.as_ref().and_then(|f| f.margin_quantile),
+            Some(0.9)
+        );
         assert_eq!(
             t.forecast.as_ref().and_then(|f| f.resolution),
             Some(Span::minutes(1))
