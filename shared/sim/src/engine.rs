@@ -30,7 +30,7 @@ use crate::cloudwatch::{LiveAlarm, Transition};
 use crate::endpoint::{Endpoint, StepOutcome};
 use crate::metrics::{Meter, StepSample};
 use crate::scenario::Scenario;
-use crate::stats::{BreachSpan, Stats, Summary};
+use crate::stats::{BreachSpan, Quarter, Stats, Summary};
 use crate::trace::STEP_SECS;
 use crate::world::{Metric, Period, TargetWorld};
 
@@ -125,6 +125,10 @@ pub struct TargetResult {
     pub aas: AasSummary,
     /// Where the strategy fell short, in time order.
     pub breach_spans: Vec<BreachSpan>,
+    /// Each quarter hour's figures, from the trace's start (for the tuning backtest); empty
+    /// for the oracle, which pays for its instances its own way.
+    #[serde(skip)]
+    pub quarters: Vec<Quarter>,
 }
 
 /// What AAS did for a target.
@@ -575,6 +579,7 @@ pub fn run_reactive(
             summary,
             aas: r.aas.counters.into(),
             breach_spans: r.stats.spans().to_vec(),
+            quarters: r.stats.quarters().to_vec(),
         });
         chart.push(r.chart.unwrap_or_default());
     }

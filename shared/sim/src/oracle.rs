@@ -36,6 +36,7 @@ pub fn run(scenario: &Scenario, options: &mut RunOptions<'_>) -> StrategyResult 
             summary,
             aas: Default::default(),
             breach_spans,
+            quarters: Vec::new(),
         });
         chart.push(points);
         if let Some(p) = options.progress.as_mut() {

@@ -59,9 +59,24 @@ fn rfc3339<S: serde::Serializer>(at: &i64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&text)
 }
 
+/// The figures of one quarter hour of a run, for a backtest that weighs its days
+/// (`tune.rs`): quarter hours, so a day in any time zone (offsets in whole quarters) is a run
+/// of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Quarter {
+    pub breach_minutes: u32,
+    pub instance_seconds: f64,
+}
+
+/// Seconds in a [`Quarter`].
+pub const QUARTER_SECS: i64 = 900;
+
 /// Running totals for one target.
 #[derive(Debug, Clone)]
 pub struct Stats {
+    /// The run's first instant: quarter `k` starts `k` quarters after it.
+    from: i64,
+    quarters: Vec<Quarter>,
     breach_minutes: u64,
     breach_minutes_in_peaks: u64,
     last_breach_minute: i64,
@@ -93,6 +108,8 @@ impl Stats {
             .map(|&(s, e)| ((e.min(to) - s.max(from)).max(0) + 59) / 60)
             .sum::<i64>() as u64;
         Self {
+            from,
+            quarters: Vec::with_capacity(((to - from).max(0) / QUARTER_SECS + 1) as usize),
             breach_minutes: 0,
             breach_minutes_in_peaks: 0,
             last_breach_minute: i64::MIN,
@@ -118,6 +135,11 @@ impl Stats {
     /// Records the step starting at `now` with `billed` instances paid for.
     pub fn record(&mut self, now: i64, out: &StepOutcome, billed: u32) {
         self.instance_seconds += f64::from(billed) * STEP_SECS as f64;
+        let q = ((now - self.from).max(0) / QUARTER_SECS) as usize;
+        if self.quarters.len() <= q {
+            self.quarters.resize(q + 1, Quarter::default());
+        }
+        self.quarters[q].instance_seconds += f64::from(billed) * STEP_SECS as f64;
         self.requests += out.arrivals;
         self.failed += out.failed;
         self.late += out.late;
@@ -140,6 +162,7 @@ impl Stats {
                 }
                 self.last_breach_minute = minute;
                 self.breach_minutes += 1;
+                self.quarters[q].breach_minutes += 1;
                 if peak {
                     self.breach_minutes_in_peaks += 1;
                 }
@@ -150,6 +173,12 @@ impl Stats {
     /// The breach spans so far, in time order.
     pub fn spans(&self) -> &[BreachSpan] {
         &self.spans
+    }
+
+    /// Each quarter hour's figures since the run's start (the oracle's instance-seconds are
+    /// not split: see [`Stats::set_instance_seconds`]).
+    pub fn quarters(&self) -> &[Quarter] {
+        &self.quarters
     }
 
     /// The oracle pays for its instances its own way (see `oracle.rs`).
@@ -192,6 +221,32 @@ mod tests {
         assert_eq!(sum.breach_minutes_in_peaks, 2);
         assert_eq!(sum.peak_minutes, 2);
         assert!((sum.instance_hours - 300.0 / 3600.0).abs() < 0.01);
+        // All of it in the first quarter hour.
+        assert_eq!(
+            s.quarters(),
+            [Quarter {
+                breach_minutes: 5,
+                instance_seconds: 300.0
+            }]
+        );
+    }
+
+    #[test]
+    fn quarters_split_the_figures_by_quarter_hour_from_the_start() {
+        let mut s = Stats::new(Vec::new(), 100, 100 + 3 * QUARTER_SECS);
+        let breach = StepOutcome {
+            breach: true,
+            ..StepOutcome::default()
+        };
+        // One step at the start, one in the third quarter with two instances.
+        s.record(100, &breach, 1);
+        s.record(100 + 2 * QUARTER_SECS + 30, &breach, 2);
+        let q = s.quarters();
+        assert_eq!(q.len(), 3);
+        assert_eq!(q[0].breach_minutes, 1);
+        assert_eq!(q[1], Quarter::default());
+        assert_eq!(q[2].breach_minutes, 1);
+        assert!((q[2].instance_seconds - 2.0 * STEP_SECS as f64).abs() < 1e-9);
     }
 
     #[test]

@@ -5,13 +5,17 @@
 //! simulated: the walk-forward rule of the suggestion holds for its tuning too.
 
 use chrono::{DateTime, Utc};
+use headroom_core::forecast::profile::DayKind;
 use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
-use headroom_core::suggest::tune::{choose, grid, Backtest, Knobs, MIN_BACKTEST};
+use headroom_core::suggest::tune::{
+    choose, grid, week_weighted, Backtest, Knobs, Stretch, MIN_BACKTEST,
+};
 use headroom_core::Span;
 
 use crate::engine::{run_reactive, RunOptions, Strategy, StrategyResult};
+use crate::stats::QUARTER_SECS;
 use crate::suggest::suggest_untuned;
 use crate::trace::Trace;
 use crate::world::World;
@@ -257,10 +261,11 @@ fn with_evidence(
 }
 
 /// Each target's backtest under `file` over `history` after `warm_up` (the first rows, while the
-/// forecast has too little history to act, would make every setting look alike): the run over
-/// the whole history minus the run over the warm-up alone, which the simulator, being causal,
-/// replays identically. `None` where the world does not simulate the target (or the plan does
-/// not hold together with the world, which `simulate` reports).
+/// forecast has too little history to act, would make every setting look alike): one run over
+/// the whole history, its quarter hours after the warm-up scored, each kind of day (in the
+/// target's forecast time zone, else UTC) weighted by its share of a week
+/// (`tune::week_weighted`). `None` where the world does not simulate the target (or the plan
+/// does not hold together with the world, which `simulate` reports).
 fn backtest(
     file: &PlanFile,
     world: &World,
@@ -274,42 +279,41 @@ fn backtest(
     let Ok(plan) = headroom_core::parse_plan("the suggested plan", &text) else {
         return none();
     };
-    let run = |trace: &Trace| -> Option<[StrategyResult; 2]> {
-        let scenario =
-            Scenario::new("backtest", plan.clone(), world.clone(), trace.clone()).ok()?;
-        let mut options = RunOptions::default();
-        Some([
-            run_reactive(&scenario, Strategy::TargetTracking, &mut options),
-            run_reactive(&scenario, Strategy::Headroom, &mut options),
-        ])
-    };
-    let Some(whole) = run(history) else {
+    let Ok(scenario) = Scenario::new("backtest", plan.clone(), world.clone(), history.clone())
+    else {
         return none();
     };
-    let early = (warm_up > 0 && warm_up < history.counts.len())
-        .then(|| run(&history.truncated(warm_up)))
-        .flatten();
-    let of = |r: &StrategyResult, id: &str| {
+    let mut options = RunOptions::default();
+    let tt = run_reactive(&scenario, Strategy::TargetTracking, &mut options);
+    let hr = run_reactive(&scenario, Strategy::Headroom, &mut options);
+    let quarters = |r: &StrategyResult, id: &str| {
         r.per_target
             .iter()
             .find(|t| t.target == id)
-            .map(|t| (t.summary.breach_minutes, t.summary.instance_hours))
+            .map(|t| t.quarters.clone())
     };
-    file.targets
+    let scored_from = warm_up as i64 * history.interval_secs;
+    let first = (scored_from + QUARTER_SECS - 1) / QUARTER_SECS;
+    plan.targets
         .iter()
         .map(|t| {
-            let id = t.resource_id.as_str();
-            let ((tb, th), (hb, hh)) = (of(&whole[0], id)?, of(&whole[1], id)?);
-            let ((etb, eth), (ehb, ehh)) = match &early {
-                Some(e) => (of(&e[0], id)?, of(&e[1], id)?),
-                None => ((0, 0.0), (0, 0.0)),
-            };
-            Some(Backtest {
-                breach_minutes: hb.saturating_sub(ehb),
-                instance_hours: hh - ehh,
-                tt_breach_minutes: tb.saturating_sub(etb),
-                tt_instance_hours: th - eth,
-            })
+            let id = t.id.to_string();
+            let (tq, hq) = (quarters(&tt, &id)?, quarters(&hr, &id)?);
+            let tz = t.forecast.as_ref().map_or(chrono_tz::UTC, |f| f.timezone);
+            let stretches: Vec<Stretch> = (first.max(0) as usize..tq.len().min(hq.len()))
+                .map(|q| {
+                    let at = history.start + chrono::Duration::seconds(q as i64 * QUARTER_SECS);
+                    Stretch {
+                        kind: DayKind::of(at.with_timezone(&tz).date_naive()),
+                        seconds: QUARTER_SECS as u32,
+                        breach_minutes: hq[q].breach_minutes,
+                        instance_hours: hq[q].instance_seconds / 3600.0,
+                        tt_breach_minutes: tq[q].breach_minutes,
+                        tt_instance_hours: tq[q].instance_seconds / 3600.0,
+                    }
+                })
+                .collect();
+            Some(week_weighted(&stretches))
         })
         .collect()
 }
