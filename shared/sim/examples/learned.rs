@@ -56,7 +56,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let trace_t = Trace::parse(&trace, &read(&trace)?)?;
         let world_t = World::parse(&world, &read(&world)?)?;
         let until = trace_t.start + chrono::Duration::days(days);
+        let started = std::time::Instant::now();
         let mut plan = suggest_plan((&base, &read(&base)?), &trace_t, &world_t, Some(until))?;
+        // On stderr, so the table on stdout stays a table: what `plan suggest` itself took.
+        eprintln!(
+            "{base}: plan suggest (the tuning included) took {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         // For experiments: extra keys for the (last) [target.forecast] table.
         if let Ok(mode) = std::env::var("FORECAST_MODE") {
             plan = plan.replace("mode = \"active\"", &format!("mode = \"{mode}\""));

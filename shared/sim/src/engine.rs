@@ -125,7 +125,8 @@ pub struct TargetResult {
     pub aas: AasSummary,
     /// Where the strategy fell short, in time order.
     pub breach_spans: Vec<BreachSpan>,
-    /// Each quarter hour's figures, from the trace's start (for the tuning backtest); empty
+    /// Each clock quarter hour's figures, from the one holding the trace's start (for the
+    /// tuning backtest); empty
     /// for the oracle, which pays for its instances its own way.
     #[serde(skip)]
     pub quarters: Vec<Quarter>,

@@ -60,8 +60,8 @@ fn rfc3339<S: serde::Serializer>(at: &i64, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// The figures of one quarter hour of a run, for a backtest that weighs its days
-/// (`tune.rs`): quarter hours, so a day in any time zone (offsets in whole quarters) is a run
-/// of them.
+/// (`tune.rs`). Quarters of the clock (:00, :15, :30, :45 UTC), so a day in any time zone
+/// (offsets in whole quarters) is a run of them whatever instant the trace starts at.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Quarter {
     pub breach_minutes: u32,
@@ -74,8 +74,8 @@ pub const QUARTER_SECS: i64 = 900;
 /// Running totals for one target.
 #[derive(Debug, Clone)]
 pub struct Stats {
-    /// The run's first instant: quarter `k` starts `k` quarters after it.
-    from: i64,
+    /// The clock quarter holding the run's first instant: [`Stats::quarters`] starts there.
+    first_quarter: i64,
     quarters: Vec<Quarter>,
     breach_minutes: u64,
     breach_minutes_in_peaks: u64,
@@ -108,7 +108,7 @@ impl Stats {
             .map(|&(s, e)| ((e.min(to) - s.max(from)).max(0) + 59) / 60)
             .sum::<i64>() as u64;
         Self {
-            from,
+            first_quarter: from.div_euclid(QUARTER_SECS),
             quarters: Vec::with_capacity(((to - from).max(0) / QUARTER_SECS + 1) as usize),
             breach_minutes: 0,
             breach_minutes_in_peaks: 0,
@@ -135,7 +135,7 @@ impl Stats {
     /// Records the step starting at `now` with `billed` instances paid for.
     pub fn record(&mut self, now: i64, out: &StepOutcome, billed: u32) {
         self.instance_seconds += f64::from(billed) * STEP_SECS as f64;
-        let q = ((now - self.from).max(0) / QUARTER_SECS) as usize;
+        let q = (now.div_euclid(QUARTER_SECS) - self.first_quarter).max(0) as usize;
         if self.quarters.len() <= q {
             self.quarters.resize(q + 1, Quarter::default());
         }
@@ -175,8 +175,8 @@ impl Stats {
         &self.spans
     }
 
-    /// Each quarter hour's figures since the run's start (the oracle's instance-seconds are
-    /// not split: see [`Stats::set_instance_seconds`]).
+    /// Each clock quarter hour's figures, from the one holding the run's start (the oracle's
+    /// instance-seconds are not split: see [`Stats::set_instance_seconds`]).
     pub fn quarters(&self) -> &[Quarter] {
         &self.quarters
     }
@@ -232,15 +232,18 @@ mod tests {
     }
 
     #[test]
-    fn quarters_split_the_figures_by_quarter_hour_from_the_start() {
+    fn quarters_split_the_figures_by_clock_quarter_hour() {
+        // GIVEN a run starting 100 s into a quarter hour
         let mut s = Stats::new(Vec::new(), 100, 100 + 3 * QUARTER_SECS);
         let breach = StepOutcome {
             breach: true,
             ..StepOutcome::default()
         };
-        // One step at the start, one in the third quarter with two instances.
+        // WHEN one step breaches at the start, and one with two instances in the third clock
+        // quarter (which starts 800 s after the first step, not 1800 s)
         s.record(100, &breach, 1);
-        s.record(100 + 2 * QUARTER_SECS + 30, &breach, 2);
+        s.record(2 * QUARTER_SECS + 30, &breach, 2);
+        // THEN each lands in its own clock quarter
         let q = s.quarters();
         assert_eq!(q.len(), 3);
         assert_eq!(q[0].breach_minutes, 1);

@@ -15,7 +15,7 @@ use headroom_core::suggest::tune::{
 use headroom_core::Span;
 
 use crate::engine::{run_reactive, RunOptions, Strategy, StrategyResult};
-use crate::stats::QUARTER_SECS;
+use crate::stats::{Quarter, QUARTER_SECS};
 use crate::suggest::suggest_untuned;
 use crate::trace::Trace;
 use crate::world::World;
@@ -44,7 +44,8 @@ pub fn tuned(
     } = grid;
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
-         over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up).",
+         over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up), \
+         weekdays and weekend days weighed 5:2 as in a week once each has a whole day scored.",
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
         until.map_or(String::new(), |u| format!(" before {}", instant(u))),
@@ -279,41 +280,49 @@ fn backtest(
     let Ok(plan) = headroom_core::parse_plan("the suggested plan", &text) else {
         return none();
     };
-    let Ok(scenario) = Scenario::new("backtest", plan.clone(), world.clone(), history.clone())
-    else {
+    let Ok(scenario) = Scenario::new("backtest", plan, world.clone(), history.clone()) else {
         return none();
     };
     let mut options = RunOptions::default();
     let tt = run_reactive(&scenario, Strategy::TargetTracking, &mut options);
     let hr = run_reactive(&scenario, Strategy::Headroom, &mut options);
-    let quarters = |r: &StrategyResult, id: &str| {
-        r.per_target
-            .iter()
-            .find(|t| t.target == id)
-            .map(|t| t.quarters.clone())
-    };
-    let scored_from = warm_up as i64 * history.interval_secs;
-    let first = (scored_from + QUARTER_SECS - 1) / QUARTER_SECS;
-    plan.targets
+    // Quarter k is the k-th clock quarter from the one holding the history's start; the first
+    // scored is the first whole one after the warm-up.
+    let first_quarter = history.start.timestamp().div_euclid(QUARTER_SECS);
+    let scored_from = history.start.timestamp() + warm_up as i64 * history.interval_secs;
+    let first = (scored_from + QUARTER_SECS - 1).div_euclid(QUARTER_SECS) - first_quarter;
+    scenario
+        .plan
+        .targets
         .iter()
         .map(|t| {
             let id = t.id.to_string();
             let (tq, hq) = (quarters(&tt, &id)?, quarters(&hr, &id)?);
+            // A target without a forecast has no time zone of its own to judge days in.
             let tz = t.forecast.as_ref().map_or(chrono_tz::UTC, |f| f.timezone);
             let stretches: Vec<Stretch> = (first.max(0) as usize..tq.len().min(hq.len()))
-                .map(|q| {
-                    let at = history.start + chrono::Duration::seconds(q as i64 * QUARTER_SECS);
-                    Stretch {
+                .filter_map(|q| {
+                    let at =
+                        DateTime::from_timestamp((first_quarter + q as i64) * QUARTER_SECS, 0)?;
+                    Some(Stretch {
                         kind: DayKind::of(at.with_timezone(&tz).date_naive()),
                         seconds: QUARTER_SECS as u32,
                         breach_minutes: hq[q].breach_minutes,
                         instance_hours: hq[q].instance_seconds / 3600.0,
                         tt_breach_minutes: tq[q].breach_minutes,
                         tt_instance_hours: tq[q].instance_seconds / 3600.0,
-                    }
+                    })
                 })
                 .collect();
             Some(week_weighted(&stretches))
         })
         .collect()
+}
+
+/// Target `id`'s quarter hours in run `r`.
+fn quarters<'a>(r: &'a StrategyResult, id: &str) -> Option<&'a [Quarter]> {
+    r.per_target
+        .iter()
+        .find(|t| t.target == id)
+        .map(|t| t.quarters.as_slice())
 }
