@@ -126,8 +126,7 @@ pub struct TargetResult {
     /// Where the strategy fell short, in time order.
     pub breach_spans: Vec<BreachSpan>,
     /// Each clock quarter hour's figures, from the one holding the trace's start (for the
-    /// tuning backtest); empty
-    /// for the oracle, which pays for its instances its own way.
+    /// tuning backtest); empty for the oracle, which pays for its instances its own way.
     #[serde(skip)]
     pub quarters: Vec<Quarter>,
 }
