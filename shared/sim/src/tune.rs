@@ -10,7 +10,7 @@ use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
 use headroom_core::suggest::tune::{
-    choose, grid, week_weighted, Backtest, Knobs, Stretch, MIN_BACKTEST,
+    choose, grid, week_weighted, Backtest, Knobs, Stretch, MIN_BACKTEST, WEEK_WEIGHTING,
 };
 use headroom_core::Span;
 
@@ -45,7 +45,7 @@ pub fn tuned(
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
          over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up), \
-         weekdays and weekend days weighed 5:2 as in a week once each has a whole day scored.",
+         {WEEK_WEIGHTING}.",
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
         until.map_or(String::new(), |u| format!(" before {}", instant(u))),

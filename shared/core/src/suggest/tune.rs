@@ -76,6 +76,9 @@ pub const MIN_BACKTEST: Span = Span::hours(24);
 /// Each kind of day scored for at least this long, or the backtest is not weighted by the week
 /// ([`week_weighted`]).
 pub const MIN_KIND_SCORED: Span = Span::hours(24);
+/// How the plan's evidence states [`week_weighted`]'s rule: change it with the rule.
+pub const WEEK_WEIGHTING: &str =
+    "weekdays and weekend days weighed 5:2 as in a week once each has a whole day scored";
 
 /// One setting of the grid. `None`: as the base plan writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
