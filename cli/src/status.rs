@@ -382,7 +382,7 @@ mod tests {
             "{text}"
         );
         let none = row_text(&row(json!({ "forecast": {
-            "mode": "forecast_only", "unavailable": "only 2 day(s) of demand history",
+            "mode": "forecast_only", "unavailable": "only 2 whole day(s) of demand history",
             "margin": 1.0, "history_days": 2, "next": [], "score": { "slots": 0 },
         }})));
         assert!(

@@ -280,7 +280,7 @@ fn too_little_history_gives_no_forecast_and_says_why() {
     );
     assert!(f.slots.is_empty());
     let why = f.unavailable.expect("a reason");
-    assert!(why.contains("only 2 day(s)"), "{why}");
+    assert!(why.contains("only 2 whole day(s)"), "{why}");
 }
 
 #[test]

@@ -46,8 +46,13 @@ pub fn build_forecast(
             history_days,
             same_kind: false,
             unavailable: Some(format!(
-                "only {history_days} day(s) of demand history; the forecast needs at least {} \
+                "only {} whole day(s) of demand history; the forecast needs at least {} \
                  (min_history {})",
+                profile
+                    .days
+                    .iter()
+                    .filter(|d| d.date < today && d.observed())
+                    .count(),
                 policy.min_days(),
                 policy.min_history
             )),

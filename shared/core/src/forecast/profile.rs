@@ -202,16 +202,15 @@ impl Profile {
         }
     }
 
-    /// Days before `date` with history, of `date`'s kind when at least `min_days` of them exist,
-    /// else of any kind when at least `min_days` exist; newest first.
+    /// Days before `date` with history, none when fewer than `min_days`, else of `date`'s kind
+    /// when at least [`MIN_SAME_KIND_DAYS`] of them exist, else of any kind; newest first.
     pub fn reference_days(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
         let earlier = self.days.iter().rev().filter(|d| d.date < date).collect();
         same_kind_or_any(earlier, DayKind::of(date), min_days)
     }
 
     /// Every other day of the history, before `date` or after it, nearest first (of two at the
-    /// same distance, the earlier): of `date`'s kind when at least `min_days` of them exist,
-    /// else of any kind when at least `min_days` exist. What the margin judges a past day's
+    /// same distance, the earlier), as [`Profile::reference_days`] chooses them. What the margin judges a past day's
     /// estimate from (`build.rs`): as many days as today's estimate is made from, not only the
     /// fewer that came before that day.
     pub fn days_around(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
@@ -234,14 +233,25 @@ impl Profile {
     }
 }
 
-/// Of `days` (in their order), those of `kind` when at least `min_days` of them exist, else all
-/// of them when at least `min_days` exist; and whether they are of `kind` only.
+/// A kind of day is estimated from its own days once this many exist; before that, from every
+/// day (a first weekend borrows the weekdays' daily cycle). Three: the fewest whose quantile
+/// stays off a single day's burst.
+pub const MIN_SAME_KIND_DAYS: usize = 3;
+
+/// Of `days` (in their order), none when fewer than `min_days` whole ([`Day::observed`]) days
+/// exist (the forecast waits: a history's partial first day says little of a day's cycle);
+/// else those of `kind` when at least [`MIN_SAME_KIND_DAYS`] of them exist, else all of them;
+/// and whether they are of `kind` only. The two counts are apart so that a plan can start its
+/// forecast sooner (`min_history`) without changing which days a forecast learns from later.
 fn same_kind_or_any(days: Vec<&Day>, kind: DayKind, min_days: usize) -> Option<(Vec<&Day>, bool)> {
+    if days.iter().filter(|d| d.observed()).count() < min_days.max(1) {
+        return None;
+    }
     let same: Vec<&Day> = days.iter().copied().filter(|d| d.kind == kind).collect();
-    if same.len() >= min_days.max(1) {
+    if same.len() >= MIN_SAME_KIND_DAYS {
         return Some((same, true));
     }
-    (days.len() >= min_days.max(1)).then_some((days, false))
+    Some((days, false))
 }
 
 /// Days a typical day is the median of, at the least, before any day is re-classed.
@@ -500,6 +510,43 @@ mod tests {
         let (days, same) = p.reference_days(mon, 3).expect("days");
         assert!(same);
         assert_eq!(Profile::estimate(&days, 0, 0.5), Some(100.0));
+    }
+
+    #[test]
+    fn a_shorter_min_history_starts_sooner_and_still_learns_a_kind_from_three_of_its_days() {
+        // GIVEN 12 days from a Monday: weekdays 100, weekends 10
+        let s = series(12, |day, _| if day % 7 >= 5 { 10.0 } else { 100.0 });
+        let p = Profile::build(&s, Tz::UTC, 600);
+        let date = |d| NaiveDate::from_ymd_opt(2026, 3, d).expect("date");
+        // Two days behind Wednesday: enough for min_history 2, not 3; from every day (weekdays
+        // here), as only two of its kind exist.
+        let (days, same) = p.reference_days(date(4), 2).expect("two days are enough");
+        assert!(!same);
+        assert_eq!(days.len(), 2);
+        assert!(p.reference_days(date(4), 3).is_none());
+        // Thursday has three weekdays behind it: same kind whatever min_history asks.
+        for min_days in [1, 2, 3] {
+            let (_, same) = p.reference_days(date(5), min_days).expect("days");
+            assert!(same, "min_days {min_days}");
+        }
+        // The second Saturday has two weekend days behind it: it borrows every day, with a
+        // min_history of 2 as with 3 (the switch to its own kind waits for three of them).
+        let (days, same) = p.reference_days(date(14), 2).expect("days");
+        assert!(!same);
+        assert_eq!(days.len(), 12);
+    }
+
+    #[test]
+    fn the_forecast_waits_for_whole_days_not_a_partial_first_day() {
+        // GIVEN two whole days and the last 4 hours of the day before them
+        let start = utc("2026-03-01T20:00:00Z");
+        let s = DemandSeries::new(start, 600, vec![50.0; 24 + 2 * 144]);
+        let p = Profile::build(&s, Tz::UTC, 600);
+        assert_eq!(p.days.len(), 3);
+        let wednesday = NaiveDate::from_ymd_opt(2026, 3, 4).expect("date");
+        // Two whole days meet min_history 2; the partial Sunday does not make them three.
+        assert!(p.reference_days(wednesday, 2).is_some());
+        assert!(p.reference_days(wednesday, 3).is_none());
     }
 
     /// Office traffic: weekdays climb to 100 from 08:00 to 18:00 over a night of 10, weekend

@@ -80,6 +80,9 @@ pub fn render_plan(
         if forecast.mode.is_none() {
             forecast.mode = Some("active".into());
         }
+        if forecast.min_history.is_none() {
+            forecast.min_history = Some(super::SUGGESTED_MIN_HISTORY);
+        }
         t.forecast = Some(forecast);
     }
     let body = toml::to_string(&file).map_err(|e| RenderError::Write(e.to_string()))?;
