@@ -386,7 +386,7 @@ mod tests {
             "margin": 1.0, "history_days": 2, "next": [], "score": { "slots": 0 },
         }})));
         assert!(
-            none.contains("forecast:  none (forecast only: changes nothing): only 2 day(s)"),
+            none.contains("forecast:  none (forecast only: changes nothing): only 2 whole day(s)"),
             "{none}"
         );
     }
