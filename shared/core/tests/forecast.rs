@@ -175,6 +175,43 @@ fn a_day_running_above_its_estimate_raises_the_rest_of_today_and_not_tomorrow() 
 }
 
 #[test]
+fn a_first_weekend_borrowing_the_weekdays_is_levelled_down_to_what_it_shows() {
+    // GIVEN five weekdays at 60/min (600 from 09:00 to 11:00) and a Saturday at a fifth of that
+    let plan = plan("");
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let mut h = history(6);
+    for v in h.values.iter_mut().skip(5 * 288) {
+        *v *= 0.2;
+    }
+    // WHEN the Saturday is refreshed at 08:00, estimated from the weekdays (no weekend day yet)
+    let f = build_forecast(&policy, &h, Span::minutes(15), at("2026-03-07T08:00:00Z"), None);
+    assert!(!f.same_kind);
+    // THEN its level goes down to half (a weekday-estimated day stays within 0.8): the 09:00
+    // slot asks for 10 instances, not the weekdays' 20 nor 16
+    assert!((f.level - 0.5).abs() < 1e-9, "level {}", f.level);
+    let nine = f
+        .slots
+        .iter()
+        .find(|s| s.start == at("2026-03-07T09:00:00Z"))
+        .expect("the 09:00 slot");
+    assert_eq!(nine.floor, 10);
+    // AND a weekday running as low keeps the usual bound
+    let mut quiet_friday = history(5);
+    for v in quiet_friday.values.iter_mut().skip(4 * 288) {
+        *v *= 0.2;
+    }
+    let f = build_forecast(
+        &policy,
+        &quiet_friday,
+        Span::minutes(15),
+        at("2026-03-06T08:00:00Z"),
+        None,
+    );
+    assert!(f.same_kind);
+    assert!((f.level - 0.8).abs() < 1e-9, "level {}", f.level);
+}
+
+#[test]
 fn todays_level_reads_only_the_complete_slots_before_the_refresh() {
     // GIVEN usual weekdays, and a Friday that turns 15 % busier at some minute
     let plan = plan("");

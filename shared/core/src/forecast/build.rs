@@ -7,7 +7,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
-use crate::forecast::level::{level_before, refresh_gap, TodayLevel};
+use crate::forecast::level::{level_within, refresh_gap, TodayLevel, BORROWED_LEVEL_BOUNDS, LEVEL_BOUNDS};
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -115,11 +115,20 @@ fn today_level(
     let Some(day) = profile.days.iter().rev().find(|d| d.date == today) else {
         return 1.0;
     };
-    let Some((refs, _)) = profile.reference_days(today, policy.min_days()) else {
+    let Some((refs, same_kind)) = profile.reference_days(today, policy.min_days()) else {
         return 1.0;
     };
     let estimates = estimates_of(&refs, policy, profile.slots_per_day());
-    level_before(&day.peaks, &estimates, profile.slot_secs, now_slot)
+    level_within(&day.peaks, &estimates, profile.slot_secs, now_slot, level_bounds(same_kind))
+}
+
+/// How far today's level may move an estimate from its own kind's days, or from borrowed ones.
+fn level_bounds(same_kind: bool) -> (f64, f64) {
+    if same_kind {
+        LEVEL_BOUNDS
+    } else {
+        BORROWED_LEVEL_BOUNDS
+    }
 }
 
 /// The estimate of every slot of a day from its reference days `refs`.
@@ -145,7 +154,7 @@ fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Opt
 fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
     let mut samples = Vec::new();
     for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
-        let Some((refs, _)) = profile.days_around(day.date, policy.min_days()) else {
+        let Some((refs, same_kind)) = profile.days_around(day.date, policy.min_days()) else {
             continue;
         };
         let estimates = estimates_of(&refs, policy, day.peaks.len());
@@ -157,7 +166,13 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
                 continue;
             };
             let level = match slot.checked_sub(gap) {
-                Some(seen) => level_before(&day.peaks, &estimates, profile.slot_secs, seen),
+                Some(seen) => level_within(
+                    &day.peaks,
+                    &estimates,
+                    profile.slot_secs,
+                    seen,
+                    level_bounds(same_kind),
+                ),
                 None => 1.0,
             };
             let est = (f64::from(est) * level) as f32;

@@ -14,6 +14,9 @@
 //!   business, not the forecast's.
 //! - **Bounded** to [`LEVEL_BOUNDS`]: a day of twice the usual traffic is target tracking's to
 //!   follow (it still scales above any floor); the level only moves the floor part of the way.
+//!   A day estimated from the other kind's days (a first weekend, from weekdays) may go down to
+//!   [`BORROWED_LEVEL_BOUNDS`]: its estimate's level was never measured, and holding a weekday's
+//!   floor through a quiet weekend cost most of a first week's extra instance-hours.
 //! - **Today only.** The window does not reach back over midnight (the slots before it were
 //!   estimated from other reference days, and the night says little about the day's level),
 //!   and a slot after midnight keeps its estimate: it belongs to a day not yet begun.
@@ -34,6 +37,10 @@ pub const LEVEL_WINDOW: Span = Span::hours(1);
 pub const AGREEING_SHARE: f64 = 0.75;
 /// The level stays within these factors of the estimate.
 pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
+/// ... and within these on a day whose estimate borrows the other kind's days (a first
+/// weekend, from weekdays): there the estimate's level is a guess, and a quiet weekend found
+/// in its first hour may bring the floor down to half a weekday's.
+pub const BORROWED_LEVEL_BOUNDS: (f64, f64) = (0.5, 1.2);
 
 /// The level a refresh found for its day: it scales that day's slots and no other's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +74,17 @@ pub fn level_note(level: f64) -> String {
 /// seasonal estimate in `estimates`: 1 when the window holds fewer than half its slots or does
 /// not agree.
 pub fn level_before(peaks: &[f32], estimates: &[Option<f32>], slot_secs: i64, until: usize) -> f64 {
+    level_within(peaks, estimates, slot_secs, until, LEVEL_BOUNDS)
+}
+
+/// [`level_before`] within `bounds`.
+pub fn level_within(
+    peaks: &[f32],
+    estimates: &[Option<f32>],
+    slot_secs: i64,
+    until: usize,
+    bounds: (f64, f64),
+) -> f64 {
     let window = (LEVEL_WINDOW.as_secs() / slot_secs.max(1)).max(1) as usize;
     let mut ratios: Vec<(f32, f64)> = (until.saturating_sub(window)..until)
         .filter_map(|slot| {
@@ -93,7 +111,7 @@ pub fn level_before(peaks: &[f32], estimates: &[Option<f32>], slot_secs: i64, un
     } else {
         1.0
     };
-    level.clamp(LEVEL_BOUNDS.0, LEVEL_BOUNDS.1)
+    level.clamp(bounds.0, bounds.1)
 }
 
 /// Slots between the last slot a refresh reads and the slot its claim covers, on average. A
@@ -154,6 +172,19 @@ mod tests {
     fn it_stays_within_its_bounds() {
         assert_eq!(level(&[400.0; 6], 6), LEVEL_BOUNDS.1);
         assert_eq!(level(&[10.0; 6], 6), LEVEL_BOUNDS.0);
+    }
+
+    #[test]
+    fn a_borrowed_estimate_may_be_lowered_further_but_not_raised_further() {
+        let within = |today: &[f32]| {
+            let mut peaks = vec![f32::NAN; 144];
+            peaks[..today.len()].copy_from_slice(today);
+            level_within(&peaks, &[Some(100.0); 144], SLOT, today.len(), BORROWED_LEVEL_BOUNDS)
+        };
+        // A quiet first weekend day at 30 % of the weekdays' estimate: down to half, not 0.8.
+        assert_eq!(within(&[30.0; 6]), BORROWED_LEVEL_BOUNDS.0);
+        assert!((within(&[60.0; 6]) - 0.6).abs() < 1e-6);
+        assert_eq!(within(&[400.0; 6]), LEVEL_BOUNDS.1);
     }
 
     #[test]
