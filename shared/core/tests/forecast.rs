@@ -184,7 +184,13 @@ fn a_first_weekend_borrowing_the_weekdays_is_levelled_down_to_what_it_shows() {
         *v *= 0.2;
     }
     // WHEN the Saturday is refreshed at 08:00, estimated from the weekdays (no weekend day yet)
-    let f = build_forecast(&policy, &h, Span::minutes(15), at("2026-03-07T08:00:00Z"), None);
+    let f = build_forecast(
+        &policy,
+        &h,
+        Span::minutes(15),
+        at("2026-03-07T08:00:00Z"),
+        None,
+    );
     assert!(!f.same_kind);
     // THEN its level goes down to half (a weekday-estimated day stays within 0.8): the 09:00
     // slot asks for 10 instances, not the weekdays' 20 nor 16

@@ -7,7 +7,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
-use crate::forecast::level::{level_within, refresh_gap, TodayLevel, BORROWED_LEVEL_BOUNDS, LEVEL_BOUNDS};
+use crate::forecast::level::{
+    level_within, refresh_gap, TodayLevel, BORROWED_LEVEL_BOUNDS, LEVEL_BOUNDS,
+};
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -119,7 +121,13 @@ fn today_level(
         return 1.0;
     };
     let estimates = estimates_of(&refs, policy, profile.slots_per_day());
-    level_within(&day.peaks, &estimates, profile.slot_secs, now_slot, level_bounds(same_kind))
+    level_within(
+        &day.peaks,
+        &estimates,
+        profile.slot_secs,
+        now_slot,
+        level_bounds(same_kind),
+    )
 }
 
 /// How far today's level may move an estimate from its own kind's days, or from borrowed ones.

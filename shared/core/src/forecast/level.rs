@@ -179,7 +179,13 @@ mod tests {
         let within = |today: &[f32]| {
             let mut peaks = vec![f32::NAN; 144];
             peaks[..today.len()].copy_from_slice(today);
-            level_within(&peaks, &[Some(100.0); 144], SLOT, today.len(), BORROWED_LEVEL_BOUNDS)
+            level_within(
+                &peaks,
+                &[Some(100.0); 144],
+                SLOT,
+                today.len(),
+                BORROWED_LEVEL_BOUNDS,
+            )
         };
         // A quiet first weekend day at 30 % of the weekdays' estimate: down to half, not 0.8.
         assert_eq!(within(&[30.0; 6]), BORROWED_LEVEL_BOUNDS.0);
