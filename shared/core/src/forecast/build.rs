@@ -7,9 +7,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
-use crate::forecast::level::{
-    level_within, refresh_gap, TodayLevel, BORROWED_LEVEL_BOUNDS, LEVEL_BOUNDS,
-};
+use crate::forecast::level::{level_bounds, level_within, refresh_gap, TodayLevel};
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -128,15 +126,6 @@ fn today_level(
         now_slot,
         level_bounds(same_kind),
     )
-}
-
-/// How far today's level may move an estimate from its own kind's days, or from borrowed ones.
-fn level_bounds(same_kind: bool) -> (f64, f64) {
-    if same_kind {
-        LEVEL_BOUNDS
-    } else {
-        BORROWED_LEVEL_BOUNDS
-    }
 }
 
 /// The estimate of every slot of a day from its reference days `refs`.

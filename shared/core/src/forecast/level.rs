@@ -42,6 +42,15 @@ pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
 /// in its first hour may bring the floor down to half a weekday's.
 pub const BORROWED_LEVEL_BOUNDS: (f64, f64) = (0.5, 1.2);
 
+/// The bounds for a day estimated from its own kind's days (`same_kind`), or from borrowed ones.
+pub fn level_bounds(same_kind: bool) -> (f64, f64) {
+    if same_kind {
+        LEVEL_BOUNDS
+    } else {
+        BORROWED_LEVEL_BOUNDS
+    }
+}
+
 /// The level a refresh found for its day: it scales that day's slots and no other's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TodayLevel {
