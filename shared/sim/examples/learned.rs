@@ -2,7 +2,9 @@
 //! (as `headroom plan suggest --plan BASE --trace TRACE --world WORLD --until START+7d`), then the
 //! simulation of the whole trace with that plan, against target tracking alone and the oracle.
 //! `cargo run --release -p headroom-sim --example learned [-- BASE WORLD TRACE [DAYS]]`
-//! (from the repository root; without arguments, the shipped learned scenarios).
+//! (from the repository root; without arguments, the shipped learned scenarios), or
+//! `... --example learned -- --dir DIR` for every `DIR/*/` holding `base.toml`, `world.toml` and
+//! `trace.csv` (the held-out set `examples/heldout.rs` writes).
 
 use std::path::Path;
 
@@ -28,7 +30,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|d| Path::new(&d).join("../.."))
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runs: Vec<(String, String, String, i64)> = if args.len() >= 3 {
+    let runs: Vec<(String, String, String, i64)> = if args.first().is_some_and(|a| a == "--dir") {
+        let dir = args.get(1).ok_or("--dir needs a directory")?;
+        let mut dirs: Vec<_> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|d| d.join("base.toml").is_file())
+            .collect();
+        dirs.sort();
+        dirs.iter()
+            .map(|d| {
+                let file = |f: &str| d.join(f).display().to_string();
+                (file("base.toml"), file("world.toml"), file("trace.csv"), 7)
+            })
+            .collect()
+    } else if args.len() >= 3 {
         vec![(
             args[0].clone(),
             args[1].clone(),
