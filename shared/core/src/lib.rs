@@ -41,6 +41,7 @@ pub mod suggest;
 pub mod text;
 pub mod trigger;
 pub mod usecase;
+pub mod utc_text;
 
 pub use claim::{Claim, ClaimNow, ClaimSource, Ramp};
 pub use decide::{decide, Action, Decision};

@@ -21,7 +21,6 @@ pub fn peak_claims(target: &TargetPlan, lead_time: Span, now: DateTime<Utc>) -> 
 
 fn claim_for(target: &TargetPlan, peak: &Peak, start: DateTime<Utc>, lead_time: Span) -> Claim {
     let end = start + peak.duration.to_chrono();
-    let lead_note = format!(" (lead time {lead_time})");
     Claim::new(
         ClaimSource::Peak(peak.name.clone()),
         peak.floor,
@@ -29,11 +28,10 @@ fn claim_for(target: &TargetPlan, peak: &Peak, start: DateTime<Utc>, lead_time: 
         end,
         Some(target.ramp_down),
         format!(
-            "peak {} starts {} for {}{}",
+            "peak {} starts {} for {} (lead time {lead_time})",
             peak.name,
-            start.format("%Y-%m-%dT%H:%MZ"),
+            crate::utc_text::Minute(start),
             peak.duration,
-            lead_note
         ),
     )
     .suspending_scale_in(peak.suspend_scale_in)

@@ -10,6 +10,7 @@ use crate::duration::Span;
 use crate::forecast::level::level_note;
 use crate::forecast::state::ForecastState;
 use crate::plan::{ForecastMode, ForecastPolicy};
+use crate::utc_text::{Clock, Minute};
 
 /// The forecast's claim that matters at `now` (the largest floor among the slots live then), or
 /// `None` (forecast-only mode, no forecast, or no slot live).
@@ -45,8 +46,8 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
         format!(
             "forecast {:.0} requests/min for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
             slot.demand,
-            slot.start.format("%Y-%m-%dT%H:%MZ"),
-            end.format("%H:%MZ"),
+            Minute(slot.start),
+            Clock(end),
             state.margin,
             level_note(slot.level),
             state.history_days,

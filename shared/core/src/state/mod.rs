@@ -46,9 +46,11 @@ pub struct TargetState {
     pub last_applied: Option<Bounds>,
     #[serde(default)]
     pub drift: Option<Drift>,
-    /// Idempotency keys of events already applied to this target.
+    /// Idempotency keys of events already applied to this target. Shared and copied on write:
+    /// a target's state is cloned at every read and decision, and up to [`SEEN_EVENTS_KEPT`]
+    /// keys change only when an event is applied or one expires.
     #[serde(default)]
-    pub seen_events: Vec<SeenEvent>,
+    pub seen_events: std::sync::Arc<Vec<SeenEvent>>,
     /// Last transition applied per alarm name, to ignore stale and duplicate transitions.
     #[serde(default)]
     pub alarm_marks: BTreeMap<AlarmName, AlarmMark>,
@@ -267,12 +269,13 @@ impl TargetState {
 
     pub fn mark_seen(&mut self, key: &str, now: DateTime<Utc>) {
         let key = compact_key(key);
-        self.seen_events.retain(|e| *e.key != *key);
-        self.seen_events.push(SeenEvent {
+        let seen = std::sync::Arc::make_mut(&mut self.seen_events);
+        seen.retain(|e| *e.key != *key);
+        seen.push(SeenEvent {
             key: key.as_ref().into(),
             until: now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS),
         });
-        crate::newest::keep_newest(&mut self.seen_events, SEEN_EVENTS_KEPT);
+        crate::newest::keep_newest(seen, SEEN_EVENTS_KEPT);
     }
 
     /// Drops what has expired: claims, pause, idempotency keys. Readers ignore expired items
@@ -282,7 +285,10 @@ impl TargetState {
         if self.pause.as_ref().is_some_and(|p| p.until <= now) {
             self.pause = None;
         }
-        self.seen_events.retain(|e| e.until > now);
+        // Copied only when a key has expired: most prunes change nothing here.
+        if self.seen_events.iter().any(|e| e.until <= now) {
+            std::sync::Arc::make_mut(&mut self.seen_events).retain(|e| e.until > now);
+        }
     }
 
     pub fn paused_at(&self, now: DateTime<Utc>) -> Option<&Pause> {
@@ -318,7 +324,8 @@ impl TargetState {
             && *pause == other.pause
             && *last_applied == other.last_applied
             && *drift == other.drift
-            && *seen_events == other.seen_events
+            && (std::sync::Arc::ptr_eq(seen_events, &other.seen_events)
+                || *seen_events == other.seen_events)
             && *alarm_marks == other.alarm_marks
             && *alarm_facts == other.alarm_facts
             && *high_water == other.high_water
@@ -385,10 +392,10 @@ mod tests {
                 observed: Bounds { min: 5, ..bounds },
                 expected: bounds,
             }),
-            seen_events: vec![SeenEvent {
+            seen_events: std::sync::Arc::new(vec![SeenEvent {
                 key: "peak:launch".into(),
                 until: t("2026-03-15T09:00:00Z"),
-            }],
+            }]),
             alarm_marks: BTreeMap::from([(
                 "burst".into(),
                 AlarmMark {
@@ -506,7 +513,7 @@ mod tests {
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
             ("drift", |s| s.drift = None),
-            ("seen_events", |s| s.seen_events.clear()),
+            ("seen_events", |s| s.seen_events = Default::default()),
             ("alarm_marks", |s| s.alarm_marks.clear()),
             ("alarm_facts", |s| s.alarm_facts = AlarmFacts::default()),
             ("high_water", |s| s.high_water = Some(7)),
