@@ -365,6 +365,27 @@ mod tests {
         s.parse().expect("valid time")
     }
 
+    #[test]
+    fn copies_share_their_idempotency_keys_until_one_of_them_changes() {
+        let now = t("2026-03-14T09:00:00Z");
+        let mut a = TargetState::default();
+        a.mark_seen("alarm:burst@1", now);
+        let mut b = a.clone();
+        assert!(std::sync::Arc::ptr_eq(&a.seen_events, &b.seen_events));
+        // A prune with nothing expired keeps sharing.
+        b.prune(now + chrono::Duration::hours(1));
+        assert!(std::sync::Arc::ptr_eq(&a.seen_events, &b.seen_events));
+        assert!(a.same_content(&b));
+        // A change to one copy is that copy's alone.
+        b.mark_seen("alarm:burst@2", now);
+        assert!(b.has_seen("alarm:burst@2", now) && !a.has_seen("alarm:burst@2", now));
+        assert!(!a.same_content(&b));
+        // So is an expiry.
+        b.prune(now + chrono::Duration::hours(SEEN_EVENT_TTL_HOURS + 1));
+        assert!(b.seen_events.is_empty());
+        assert!(a.has_seen("alarm:burst@1", now));
+    }
+
     /// A state with every field set.
     fn full() -> TargetState {
         let bounds = Bounds {
