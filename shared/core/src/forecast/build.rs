@@ -7,7 +7,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::duration::Span;
-use crate::forecast::level::{level_bounds, level_within, refresh_gap, TodayLevel};
+use crate::forecast::level::{
+    level_bounds, level_within, level_within_with, refresh_gap, TodayLevel,
+};
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
@@ -130,8 +132,9 @@ fn today_level(
 
 /// The estimate of every slot of a day from its reference days `refs`.
 fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Option<f32>> {
+    let mut samples = Vec::with_capacity(refs.len());
     (0..slots)
-        .map(|slot| Profile::estimate(refs, slot, policy.quantile))
+        .map(|slot| Profile::estimate_with(&mut samples, refs, slot, policy.quantile))
         .collect()
 }
 
@@ -150,6 +153,7 @@ fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Opt
 /// today's. No datapoint at or after `now` is read either way.
 fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
     let mut samples = Vec::new();
+    let mut ratios = Vec::new();
     for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
         let Some((refs, same_kind)) = profile.days_around(day.date, policy.min_days()) else {
             continue;
@@ -163,7 +167,8 @@ fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
                 continue;
             };
             let level = match slot.checked_sub(gap) {
-                Some(seen) => level_within(
+                Some(seen) => level_within_with(
+                    &mut ratios,
                     &day.peaks,
                     &estimates,
                     profile.slot_secs,

@@ -94,25 +94,36 @@ pub fn level_within(
     until: usize,
     bounds: (f64, f64),
 ) -> f64 {
+    level_within_with(&mut Vec::new(), peaks, estimates, slot_secs, until, bounds)
+}
+
+/// [`level_within`] in a caller's buffer: the margin asks it of every slot of a week.
+pub fn level_within_with(
+    ratios: &mut Vec<(f32, f64)>,
+    peaks: &[f32],
+    estimates: &[Option<f32>],
+    slot_secs: i64,
+    until: usize,
+    bounds: (f64, f64),
+) -> f64 {
     let window = (LEVEL_WINDOW.as_secs() / slot_secs.max(1)).max(1) as usize;
-    let mut ratios: Vec<(f32, f64)> = (until.saturating_sub(window)..until)
-        .filter_map(|slot| {
-            let actual = peaks.get(slot).copied().filter(|v| v.is_finite())?;
-            let est = estimates
-                .get(slot)
-                .copied()
-                .flatten()
-                .filter(|e| *e > 0.0)?;
-            Some((actual / est, f64::from(est)))
-        })
-        .collect();
+    ratios.clear();
+    ratios.extend((until.saturating_sub(window)..until).filter_map(|slot| {
+        let actual = peaks.get(slot).copied().filter(|v| v.is_finite())?;
+        let est = estimates
+            .get(slot)
+            .copied()
+            .flatten()
+            .filter(|e| *e > 0.0)?;
+        Some((actual / est, f64::from(est)))
+    }));
     if ratios.len() * 2 < window {
         return 1.0;
     }
     // The lower quantile exceeds 1 only when more than `AGREEING_SHARE` of the weight lies above
     // 1 (`weighted_quantile` takes the lower value on a tie); and the other way round.
-    let low = weighted_quantile(&mut ratios, 1.0 - AGREEING_SHARE).map_or(1.0, f64::from);
-    let high = weighted_quantile(&mut ratios, AGREEING_SHARE).map_or(1.0, f64::from);
+    let low = weighted_quantile(ratios, 1.0 - AGREEING_SHARE).map_or(1.0, f64::from);
+    let high = weighted_quantile(ratios, AGREEING_SHARE).map_or(1.0, f64::from);
     let level = if low > 1.0 {
         low
     } else if high < 1.0 {

@@ -221,7 +221,18 @@ impl Profile {
 
     /// The estimate for slot `slot` of `date` from `days` (newest first), at quantile `q`.
     pub fn estimate(days: &[&Day], slot: usize, q: f64) -> Option<f32> {
-        let mut samples: Vec<(f32, f64)> = Vec::with_capacity(days.len());
+        Self::estimate_with(&mut Vec::with_capacity(days.len()), days, slot, q)
+    }
+
+    /// [`Profile::estimate`] in a caller's buffer: a refresh estimates every slot of several
+    /// days, and a fresh allocation for each was a measurable share of the simulator's fleet.
+    pub fn estimate_with(
+        samples: &mut Vec<(f32, f64)>,
+        days: &[&Day],
+        slot: usize,
+        q: f64,
+    ) -> Option<f32> {
+        samples.clear();
         let mut weight = 1.0;
         for d in days {
             if let Some(v) = d.peaks.get(slot).copied().filter(|v| v.is_finite()) {
@@ -229,7 +240,7 @@ impl Profile {
             }
             weight *= RECENCY_DECAY;
         }
-        interpolated_quantile(&mut samples, q)
+        interpolated_quantile(samples, q)
     }
 }
 
