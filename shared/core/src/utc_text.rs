@@ -12,10 +12,14 @@ pub struct Minute(pub DateTime<Utc>);
 impl fmt::Display for Minute {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = self.0;
+        // chrono writes a year outside 0-9999 with its sign and at least five characters.
+        match t.year() {
+            y @ 0..=9999 => write!(f, "{y:04}")?,
+            y => write!(f, "{y:+05}")?,
+        }
         write!(
             f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}Z",
-            t.year(),
+            "-{:02}-{:02}T{:02}:{:02}Z",
             t.month(),
             t.day(),
             t.hour(),
@@ -39,13 +43,16 @@ mod tests {
 
     #[test]
     fn they_write_what_chrono_writes() {
-        for s in [
-            "2026-03-14T09:30:59Z",
-            "2026-12-31T23:59:00Z",
-            "0999-01-02T00:05:00Z",
-            "2027-07-04T12:00:00Z",
+        use chrono::TimeZone;
+        for (y, mo, d, h, mi, sec) in [
+            (2026, 3, 14, 9, 30, 59),
+            (2026, 12, 31, 23, 59, 0),
+            (999, 1, 2, 0, 5, 0),
+            (2027, 7, 4, 12, 0, 0),
+            (-1, 6, 1, 8, 15, 0),
+            (10_000, 1, 1, 0, 0, 0),
         ] {
-            let t: DateTime<Utc> = s.parse().unwrap();
+            let t = Utc.with_ymd_and_hms(y, mo, d, h, mi, sec).unwrap();
             assert_eq!(
                 Minute(t).to_string(),
                 t.format("%Y-%m-%dT%H:%MZ").to_string()

@@ -1,11 +1,14 @@
-//! Per-day breach minutes and instance-hours of target tracking, headroom and the oracle for a
-//! scenario (a diagnostic): `cargo run --release -p headroom-sim --example daily -- PLAN WORLD TRACE`.
+//! Per-day breach minutes and instance-hours of target tracking and headroom for a scenario (a
+//! diagnostic): `cargo run --release -p headroom-sim --example daily -- PLAN WORLD TRACE`.
 
 use headroom_sim::engine::run_reactive;
 use headroom_sim::{RunOptions, Scenario, Strategy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 3 {
+        return Err("usage: daily PLAN WORLD TRACE".into());
+    }
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
     let scenario = Scenario::parse(
         "daily",

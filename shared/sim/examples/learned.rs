@@ -34,7 +34,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dir = args.get(1).ok_or("--dir needs a directory")?;
         let mut dirs: Vec<_> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|d| d.join("base.toml").is_file())
+            .filter(|d| {
+                ["base.toml", "world.toml", "trace.csv"]
+                    .iter()
+                    .all(|f| d.join(f).is_file())
+            })
             .collect();
         dirs.sort();
         dirs.iter()
