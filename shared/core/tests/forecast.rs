@@ -559,3 +559,40 @@ fn a_backlog_forecast_on_an_inference_component_is_refused() {
         "{err}"
     );
 }
+
+/// The refresh's schedule review of a peak at floor 10 under the 20 instances the window needs,
+/// with the forecast section `forecast` (a mode line or nothing).
+fn reviewed_beside(forecast: &str) -> headroom_core::forecast::schedule_review::Verdict {
+    let plan = parse_plan(
+        "test.toml",
+        &format!(
+            "version = 1\n[[target]]\nresource_id = \"endpoint/shop/variant/AllTraffic\"\nmin_capacity = 1\nmax_capacity = 40\nlead_time = \"15m\"\n[[target.peak]]\nname = \"morning\"\ncron = \"0 9 * * MON-FRI\"\nduration = \"2h\"\nfloor = 10\n[target.forecast]\ninvocations_per_instance = 30.0\n{forecast}"
+        ),
+    )
+    .expect("valid plan");
+    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default().with(id(), history(7));
+    let refresh = block_on(refresh_forecasts(
+        &demand,
+        &aas,
+        &store,
+        &plan,
+        &[id()],
+        at("2026-03-09T00:00:00Z"),
+    ));
+    assert_eq!(refresh.verdicts.len(), 1, "{refresh:?}");
+    refresh.verdicts[0].1[0].verdict
+}
+
+#[test]
+fn a_peak_is_reviewed_beside_an_active_forecast_and_alone_in_forecast_only_mode() {
+    use headroom_core::forecast::schedule_review::Verdict;
+    // The active forecast claims the 20 instances: the peak under it is not short.
+    assert_eq!(reviewed_beside(""), Verdict::Ok);
+    // In forecast_only mode the forecast claims nothing: the peak alone is.
+    assert_eq!(
+        reviewed_beside("mode = \"forecast_only\""),
+        Verdict::Insufficient
+    );
+}

@@ -1,5 +1,6 @@
 //! Per-day breach minutes and instance-hours of target tracking and headroom for a scenario (a
-//! diagnostic): `cargo run --release -p headroom-sim --example daily -- PLAN WORLD TRACE`.
+//! diagnostic): `cargo run --release -p headroom-sim --example daily -- PLAN WORLD TRACE`. Then the
+//! schedule review's last verdicts and the window scores.
 
 use headroom_sim::engine::run_reactive;
 use headroom_sim::{RunOptions, Scenario, Strategy};
@@ -41,6 +42,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             h.1,
             h.1 / t.1
         );
+    }
+    if let Some(activity) = &hr.headroom {
+        for line in activity
+            .schedule_reviews
+            .iter()
+            .chain(&activity.window_scores)
+        {
+            println!("{line}");
+        }
     }
     Ok(())
 }

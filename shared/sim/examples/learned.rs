@@ -4,7 +4,8 @@
 //! `cargo run --release -p headroom-sim --example learned [-- BASE WORLD TRACE [DAYS]]`
 //! (from the repository root; without arguments, the shipped learned scenarios), or
 //! `... --example learned -- --dir DIR` for every `DIR/*/` holding `base.toml`, `world.toml` and
-//! `trace.csv` (the held-out set `examples/heldout.rs` writes).
+//! `trace.csv` (the held-out set `examples/heldout.rs` writes). `SHOW_REVIEWS=1` adds the
+//! schedule review's last verdicts on stderr, `SHOW_PLAN=1` the suggested plan.
 
 use std::path::Path;
 
@@ -124,6 +125,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|a| a.forecast_score.clone())
             .unwrap_or_default();
         let novelty = report.breach_novelty.unwrap_or_default();
+        if std::env::var_os("SHOW_REVIEWS").is_some() {
+            for line in hr
+                .and_then(|r| r.headroom.as_ref())
+                .map_or(&[][..], |a| &a.schedule_reviews[..])
+            {
+                eprintln!("{line}");
+            }
+        }
         println!(
             "| {name} | {tt} | {} | {:+.1} % | {:.3}x | {:.2}x | {:.2}x | {} | {:.0} | {} ({:.0} %) |",
             hr.map_or(0, |r| r.total.breach_minutes),

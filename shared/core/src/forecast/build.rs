@@ -29,6 +29,18 @@ pub fn build_forecast(
     now: DateTime<Utc>,
     previous: Option<&ForecastState>,
 ) -> ForecastState {
+    forecast_with_hindcast(policy, series, lead_time, now, previous).0
+}
+
+/// [`build_forecast`], and what the forecast as it now stands would have claimed over the last
+/// days (`None` without a forecast): the schedule review judges planned peaks beside it.
+pub fn forecast_with_hindcast(
+    policy: &ForecastPolicy,
+    series: &DemandSeries,
+    lead_time: Span,
+    now: DateTime<Utc>,
+    previous: Option<&ForecastState>,
+) -> (ForecastState, Option<Hindcast>) {
     let series = past_only(&series.coarsen(policy.resolution.as_secs()), now);
     let slot_secs = policy.slot.as_secs();
     let profile = Profile::build(&series, policy.timezone, slot_secs);
@@ -39,7 +51,7 @@ pub fn build_forecast(
     }
     let (today, now_slot) = slot_of(policy.timezone, slot_secs, now);
     let Some((_, same_kind)) = profile.reference_days(today, policy.min_days()) else {
-        return ForecastState {
+        let state = ForecastState {
             computed_at: now,
             slot_secs,
             slots: Vec::new(),
@@ -63,15 +75,18 @@ pub fn build_forecast(
             windows: Vec::new(),
             windows_scored_until: None,
         };
+        return (state, None);
     };
     let gap = refresh_gap(lead_time, REFRESH_EVERY, slot_secs);
-    let margin = learn_margin(&profile, policy, gap);
+    let mut hindcast = Hindcast::of(&profile, policy, gap);
+    let margin = learn_margin(&profile, &hindcast);
+    hindcast.margin = margin;
     let level = TodayLevel {
         date: today,
         factor: today_level(&profile, policy, today, now_slot),
     };
     let slots = upcoming_slots(&profile, policy, margin, level, lead_time, now);
-    ForecastState {
+    let state = ForecastState {
         computed_at: now,
         slot_secs,
         slots,
@@ -84,7 +99,8 @@ pub fn build_forecast(
         schedule: Vec::new(),
         windows: Vec::new(),
         windows_scored_until: None,
-    }
+    };
+    (state, Some(hindcast))
 }
 
 /// The series cut at `now`: the walk-forward guarantee that no later datapoint is read.
@@ -132,17 +148,25 @@ fn today_level(
 
 /// The estimate of every slot of a day from its reference days `refs`.
 fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Option<f32>> {
-    let mut samples = Vec::with_capacity(refs.len());
+    estimates_with(&mut Vec::with_capacity(refs.len()), refs, policy, slots)
+}
+
+/// [`estimates_of`] in a caller's buffer.
+fn estimates_with(
+    samples: &mut Vec<(f32, f64)>,
+    refs: &[&Day],
+    policy: &ForecastPolicy,
+    slots: usize,
+) -> Vec<Option<f32>> {
     (0..slots)
-        .map(|slot| Profile::estimate_with(&mut samples, refs, slot, policy.quantile))
+        .map(|slot| Profile::estimate_with(samples, refs, slot, policy.quantile))
         .collect()
 }
 
 /// The margin: the `margin_quantile` of actual / estimated slot peaks over the last
-/// [`BACKTEST_DAYS`] days, each day left out and estimated from all the other days of the
-/// history before `now`, nearest first (their classes, weekday or weekend by behaviour, judged
-/// on that whole history), scaled by its day's level as a refresh `gap` slots earlier saw it,
-/// weighted by the estimate (busy slots matter more than quiet ones), within `[1, max_margin]`.
+/// [`BACKTEST_DAYS`] days of the [`Hindcast`] (each day left out and estimated from all the
+/// other days, levelled as a refresh `gap` slots earlier saw it), weighted by the estimate (busy
+/// slots matter more than quiet ones), within `[1, max_margin]`.
 ///
 /// Why every other day, and not only the days before the judged one: the margin stands for the
 /// error of today's estimate, which is made from the whole history. Judged from the days before
@@ -151,41 +175,118 @@ fn estimates_of(refs: &[&Day], policy: &ForecastPolicy, slots: usize) -> Vec<Opt
 /// week (on one synthetic web trace at its cap) and fell as history grew, so a week's backtest (`plan suggest --budget`) promised more than
 /// later weeks gave. Left out one at a time, each day is estimated from about as many days as
 /// today's. No datapoint at or after `now` is read either way.
-fn learn_margin(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> f64 {
+fn learn_margin(profile: &Profile, hindcast: &Hindcast) -> f64 {
     let mut samples = Vec::new();
-    let mut ratios = Vec::new();
     for day in profile.days.iter().rev().take(BACKTEST_DAYS) {
-        let Some((refs, same_kind)) = profile.days_around(day.date, policy.min_days()) else {
+        let Some(judged) = hindcast.days.iter().find(|d| d.date == day.date) else {
             continue;
         };
-        let estimates = estimates_of(&refs, policy, day.peaks.len());
-        for (slot, actual) in day.peaks.iter().enumerate() {
-            if !actual.is_finite() {
-                continue;
-            }
-            let Some(est) = estimates[slot] else {
-                continue;
-            };
-            let level = match slot.checked_sub(gap) {
-                Some(seen) => level_within_with(
-                    &mut ratios,
-                    &day.peaks,
-                    &estimates,
-                    profile.slot_secs,
-                    seen,
-                    level_bounds(same_kind),
-                ),
-                None => 1.0,
-            };
-            let est = (f64::from(est) * level) as f32;
-            if est > 0.0 {
-                samples.push((actual / est, f64::from(est)));
+        for (actual, est) in day.peaks.iter().zip(&judged.estimates) {
+            match est {
+                Some(est) if actual.is_finite() && *est > 0.0 => {
+                    samples.push((actual / est, f64::from(*est)));
+                }
+                _ => {}
             }
         }
     }
-    weighted_quantile(&mut samples, policy.margin_quantile)
+    weighted_quantile(&mut samples, hindcast.policy_margin_quantile)
         .map_or(1.0, f64::from)
-        .clamp(1.0, policy.max_margin)
+        .clamp(1.0, hindcast.max_margin)
+}
+
+/// What the forecast, as it now stands, would have asked of every slot of the last days: each
+/// day left out and estimated from all the other days of the history (as the margin judges
+/// it), levelled as a refresh a lead time and half an hour earlier saw that day, then raised by
+/// the margin. The margin is learned from these estimates; the schedule review reads their
+/// floors, so that demand the forecast's own claim was there to serve is not blamed on a
+/// planned peak. A reconstruction from the whole history, not the floors applied at the time
+/// (those came from fewer days in a target's first week, and are not kept).
+#[derive(Debug, Clone)]
+pub struct Hindcast {
+    tz: chrono_tz::Tz,
+    slot_secs: i64,
+    /// Newest first: [`BACKTEST_DAYS`] for the margin, plus one so that a review reaching back a
+    /// whole week finds its first day.
+    days: Vec<HindcastDay>,
+    /// Set once learned ([`learn_margin`]): the floors include it.
+    margin: f64,
+    policy_margin_quantile: f64,
+    max_margin: f64,
+    invocations_per_instance: f64,
+    max_floor: u32,
+}
+
+#[derive(Debug, Clone)]
+struct HindcastDay {
+    date: NaiveDate,
+    /// The levelled estimate of each slot, requests per minute, before the margin.
+    estimates: Vec<Option<f32>>,
+}
+
+impl Hindcast {
+    fn of(profile: &Profile, policy: &ForecastPolicy, gap: usize) -> Self {
+        let mut samples = Vec::new();
+        let mut ratios = Vec::new();
+        let days = profile
+            .days
+            .iter()
+            .rev()
+            .take(BACKTEST_DAYS + 1)
+            .filter_map(|day| {
+                let (refs, same_kind) = profile.days_around(day.date, policy.min_days())?;
+                let raw = estimates_with(&mut samples, &refs, policy, day.peaks.len());
+                let estimates = (0..raw.len())
+                    .map(|slot| {
+                        let level = match slot.checked_sub(gap) {
+                            Some(seen) => level_within_with(
+                                &mut ratios,
+                                &day.peaks,
+                                &raw,
+                                profile.slot_secs,
+                                seen,
+                                level_bounds(same_kind),
+                            ),
+                            None => 1.0,
+                        };
+                        raw[slot].map(|est| (f64::from(est) * level) as f32)
+                    })
+                    .collect();
+                Some(HindcastDay {
+                    date: day.date,
+                    estimates,
+                })
+            })
+            .collect();
+        Self {
+            tz: profile.tz,
+            slot_secs: profile.slot_secs,
+            days,
+            margin: 1.0,
+            policy_margin_quantile: policy.margin_quantile,
+            max_margin: policy.max_margin,
+            invocations_per_instance: policy.invocations_per_instance,
+            max_floor: policy.max_floor,
+        }
+    }
+
+    /// The floor the forecast would have claimed at `at`, `None` outside the days it covers.
+    pub fn floor_at(&self, at: DateTime<Utc>) -> Option<u32> {
+        let (date, slot) = slot_of(self.tz, self.slot_secs, at);
+        let est = self
+            .days
+            .iter()
+            .find(|d| d.date == date)?
+            .estimates
+            .get(slot)?
+            .as_ref()?;
+        let demand = (f64::from(*est) * self.margin) as f32;
+        Some(instances_at(
+            demand,
+            self.invocations_per_instance,
+            self.max_floor,
+        ))
+    }
 }
 
 /// The slots from the one holding `now` until the next refresh is due plus the lead time and
@@ -228,9 +329,13 @@ fn upcoming_slots(
 
 /// Instances for `demand` requests per minute, at most the policy's `max_floor`.
 pub fn instances_for(demand: f32, policy: &ForecastPolicy) -> u32 {
-    let n = (f64::from(demand) / policy.invocations_per_instance - 1e-9).ceil();
+    instances_at(demand, policy.invocations_per_instance, policy.max_floor)
+}
+
+fn instances_at(demand: f32, per_instance: f64, max_floor: u32) -> u32 {
+    let n = (f64::from(demand) / per_instance - 1e-9).ceil();
     if n.is_finite() && n > 0.0 {
-        (n.min(f64::from(policy.max_floor))) as u32
+        (n.min(f64::from(max_floor))) as u32
     } else {
         0
     }

@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::forecast::build::{build_forecast, is_due};
+use crate::forecast::build::{forecast_with_hindcast, is_due};
 use crate::forecast::schedule_review::{review_schedule, PeakReview};
 use crate::forecast::window_score::{keep_newest, score_windows, WindowScore, KEPT_SCORES};
 use crate::forecast::DemandSeries;
@@ -123,8 +123,19 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
             return Vec::new();
         }
         let lead = lead_time(target, &state.lead_samples, state.model.as_ref()).span;
-        let mut next = build_forecast(policy, series, lead, now, state.forecast.as_deref());
-        next.schedule = review_schedule(target, series, policy.invocations_per_instance, now);
+        let (mut next, hindcast) =
+            forecast_with_hindcast(policy, series, lead, now, state.forecast.as_deref());
+        // Peaks are judged beside the forecast only where its claim takes part in arbitration.
+        let claiming = hindcast
+            .as_ref()
+            .filter(|_| policy.mode == crate::plan::ForecastMode::Active);
+        next.schedule = review_schedule(
+            target,
+            series,
+            policy.invocations_per_instance,
+            claiming,
+            now,
+        );
         // The planned windows that ended since the last refresh, scored from the same history.
         let previous = state.forecast.as_deref();
         let after = previous
