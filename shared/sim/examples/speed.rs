@@ -1,5 +1,6 @@
 //! Times the two speed goals once each, per strategy (a quick check; the benchmark is
 //! `cargo bench -p headroom-sim`): `cargo run --release -p headroom-sim --example speed`.
+//! `-- N` times only the Nth case (1-4), for a profiler.
 
 use std::time::Instant;
 
@@ -7,12 +8,17 @@ use headroom_sim::engine::run_reactive;
 use headroom_sim::{oracle, synthetic, RunOptions, Strategy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    for (targets, days, forecast) in [
+    let only: Option<usize> = std::env::args().nth(1).and_then(|a| a.parse().ok());
+    let cases = [
         (1, 30, false),
         (100, 7, false),
         (1, 30, true),
         (100, 7, true),
-    ] {
+    ];
+    for (i, (targets, days, forecast)) in cases.into_iter().enumerate() {
+        if only.is_some_and(|n| n != i + 1) {
+            continue;
+        }
         let scenario = if forecast {
             synthetic::fleet_forecasting(targets, days)?
         } else {

@@ -28,7 +28,7 @@
 use chrono::NaiveDate;
 
 use crate::duration::Span;
-use crate::forecast::profile::weighted_quantile;
+use crate::forecast::profile::{weighted_quantile, weighted_quantile_sorted};
 
 /// The stretch of today the level is read from.
 pub const LEVEL_WINDOW: Span = Span::hours(1);
@@ -123,7 +123,8 @@ pub fn level_within_with(
     // The lower quantile exceeds 1 only when more than `AGREEING_SHARE` of the weight lies above
     // 1 (`weighted_quantile` takes the lower value on a tie); and the other way round.
     let low = weighted_quantile(ratios, 1.0 - AGREEING_SHARE).map_or(1.0, f64::from);
-    let high = weighted_quantile(ratios, AGREEING_SHARE).map_or(1.0, f64::from);
+    // Sorted by the first.
+    let high = weighted_quantile_sorted(ratios, AGREEING_SHARE).map_or(1.0, f64::from);
     let level = if low > 1.0 {
         low
     } else if high < 1.0 {
