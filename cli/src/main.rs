@@ -17,6 +17,12 @@ mod suggest;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc rather than the system allocator: a simulation allocates and frees small strings
+/// and vectors at every target-minute, and took 7 % fewer instructions with it (callgrind, one
+/// forecasting target for 30 days).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "headroom",

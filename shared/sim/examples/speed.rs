@@ -4,6 +4,10 @@
 
 use std::time::Instant;
 
+/// The CLI's allocator, so the figures are what `headroom simulate` does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use headroom_sim::engine::run_reactive;
 use headroom_sim::{oracle, synthetic, RunOptions, Strategy};
 
