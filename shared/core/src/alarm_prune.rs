@@ -35,7 +35,7 @@ pub const STATE_BUDGET_BYTES: usize = 64 * 1024;
 
 /// The name a plan entry stands for: itself, or the name part of an ARN.
 fn entry_name(entry: &str) -> &str {
-    AlarmArn::parse(entry).map_or(entry, |arn| arn.name)
+    AlarmArn::name_in(entry)
 }
 
 fn listened(target: &TargetPlan, state: &TargetState, name: &str) -> bool {

@@ -740,7 +740,7 @@ fn candidates<'a>(
 
 /// The alarm name of a plan entry: the entry itself, or the name part of an ARN.
 fn configured_name(configured: &str) -> &str {
-    AlarmArn::parse(configured).map_or(configured, |arn| arn.name)
+    AlarmArn::name_in(configured)
 }
 
 fn best(cands: impl Iterator<Item = Candidate>) -> Option<Candidate> {

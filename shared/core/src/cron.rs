@@ -90,6 +90,13 @@ impl Cron {
         // One day of slack either side covers any UTC offset.
         let first = from.with_timezone(&tz).date_naive() - Duration::days(1);
         let last = to.with_timezone(&tz).date_naive() + Duration::days(1);
+        // A zone's offset lies within a day of UTC, so a wall-clock time a day or more outside
+        // [from, to) in UTC terms cannot fall inside it: skipped before the zone lookup, which
+        // is most of the cost (peaks are derived at every reconcile).
+        let (near_from, near_to) = (
+            from.naive_utc() - Duration::days(1),
+            to.naive_utc() + Duration::days(1),
+        );
         let mut date = first;
         while date <= last {
             if self.matches_date(date) {
@@ -98,6 +105,9 @@ impl Cron {
                         let Some(local) = date.and_hms_opt(hour, minute, 0) else {
                             continue;
                         };
+                        if local < near_from || local >= near_to {
+                            continue;
+                        }
                         let at = resolve_local(tz, local);
                         if at >= from && at < to && out.last() != Some(&at) {
                             out.push(at);

@@ -320,6 +320,7 @@ fn upcoming_slots(
                 demand,
                 floor: instances_for(demand, policy),
                 level: slot_level,
+                reason: Default::default(),
             });
         }
         t += slot_secs;

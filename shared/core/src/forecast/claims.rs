@@ -37,12 +37,7 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
         .filter(|s| s.floor > 0 && s.start - lead <= now && now < s.start + len)
         .max_by_key(|s| (s.floor, s.start))?;
     let end = slot.start + len;
-    Some(Claim::new(
-        ClaimSource::Forecast,
-        slot.floor,
-        slot.start - lead,
-        end,
-        None,
+    let reason = slot.reason.get_or(lead_time.as_secs(), || {
         format!(
             "forecast {:.0} requests/min for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
             slot.demand,
@@ -51,6 +46,62 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
             state.margin,
             level_note(slot.level),
             state.history_days,
-        ),
+        )
+    });
+    Some(Claim::new(
+        ClaimSource::Forecast,
+        slot.floor,
+        slot.start - lead,
+        end,
+        None,
+        reason,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forecast::state::{ForecastScore, ForecastSlot};
+
+    fn state() -> ForecastState {
+        let at = |s: &str| s.parse::<DateTime<Utc>>().expect("instant");
+        ForecastState {
+            computed_at: at("2026-03-02T08:00:00Z"),
+            slot_secs: 600,
+            slots: vec![ForecastSlot {
+                start: at("2026-03-02T09:00:00Z"),
+                demand: 612.5,
+                floor: 21,
+                level: 1.0,
+                reason: Default::default(),
+            }],
+            margin: 1.05,
+            level: 1.0,
+            history_days: 6,
+            same_kind: true,
+            unavailable: None,
+            score: ForecastScore::default(),
+            schedule: Vec::new(),
+            windows: Vec::new(),
+            windows_scored_until: None,
+        }
+    }
+
+    #[test]
+    fn a_slots_reason_is_made_once_per_lead_time_and_says_the_same_each_time() {
+        let state = state();
+        let now = "2026-03-02T08:50:00Z".parse().expect("instant");
+        let reason = |lead: Span| would_claim(&state, lead, now).expect("live").reason;
+        let first = reason(Span::minutes(15));
+        assert_eq!(
+            first,
+            "forecast 612 requests/min for 2026-03-02T09:00Z to 09:10Z (margin x1.05, 6 days of history, lead time 15m)"
+        );
+        assert_eq!(reason(Span::minutes(15)), first);
+        // Another lead time is said as it is, not as the kept one.
+        assert!(reason(Span::minutes(12)).ends_with("lead time 12m)"));
+        assert_eq!(reason(Span::minutes(15)), first);
+        // Copies of the state share nothing they could disagree on.
+        assert_eq!(state.clone(), state);
+    }
 }

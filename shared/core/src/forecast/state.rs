@@ -58,6 +58,39 @@ pub struct ForecastSlot {
     /// The level `demand` includes: the refresh's for a slot of its own day, else 1.
     #[serde(default = "unit_level", skip_serializing_if = "is_unit_level")]
     pub level: f64,
+    /// The slot's claim reason, made once (`claims::would_claim`); never stored.
+    #[serde(skip)]
+    pub reason: ReasonCache,
+}
+
+/// A claim reason kept with the slot it describes, for the lead time it was made at. Every
+/// reconcile derives the forecast claim again, and formatting its reason (its demand and margin
+/// as decimals) was a twelfth of a forecasting simulation; a stored forecast is shared between
+/// state copies (`Arc`), so one slot's reason is made once per refresh there. A state read from
+/// DynamoDB starts with none, as its claim is then derived once anyway. It takes no part in
+/// equality: it is what the other fields already say.
+#[derive(Debug, Clone, Default)]
+pub struct ReasonCache(std::sync::OnceLock<(i64, std::sync::Arc<str>)>);
+
+impl ReasonCache {
+    /// The reason for `lead_secs`: the kept one, or `make()`'s (kept when none was).
+    pub fn get_or(&self, lead_secs: i64, make: impl FnOnce() -> String) -> String {
+        match self.0.get() {
+            Some((lead, text)) if *lead == lead_secs => text.to_string(),
+            Some(_) => make(),
+            None => {
+                let text: std::sync::Arc<str> = make().into();
+                let _ = self.0.set((lead_secs, text.clone()));
+                text.to_string()
+            }
+        }
+    }
+}
+
+impl PartialEq for ReasonCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// How earlier forecasts compared with what happened, summed since `since`.

@@ -12,7 +12,7 @@ pub const SCALE_TO_ZERO: &str = "scale-to-zero";
 
 /// The name an alarm of the plan is given by (a name, or the last part of its ARN).
 fn alarm_name(configured: &str) -> &str {
-    AlarmArn::parse(configured).map_or(configured, |a| a.name)
+    AlarmArn::name_in(configured)
 }
 
 pub fn scale_to_zero(f: &Facts<'_>) -> Vec<Finding> {

@@ -193,6 +193,16 @@ pub struct AlarmArn<'a> {
 }
 
 impl<'a> AlarmArn<'a> {
+    /// The alarm name a plan entry gives: the entry itself, or the name part of an ARN. A plain
+    /// name is told apart without building [`parse`](Self::parse)'s error, since reconciles ask
+    /// this of every alarm entry.
+    pub fn name_in(entry: &'a str) -> &'a str {
+        if !entry.starts_with("arn:") {
+            return entry;
+        }
+        Self::parse(entry).map_or(entry, |arn| arn.name)
+    }
+
     pub fn parse(arn: &'a str) -> Result<Self, String> {
         let bad = |why: &str| {
             format!(
@@ -234,5 +244,26 @@ pub fn alarm_matches(configured: &str, alarm_name: &str, alarm_arn: Option<&str>
         alarm_arn == Some(configured)
     } else {
         configured == alarm_name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AlarmArn;
+
+    #[test]
+    fn an_entrys_alarm_name_is_the_entry_or_its_arns_last_part() {
+        assert_eq!(AlarmArn::name_in("shop-burst"), "shop-burst");
+        assert_eq!(
+            AlarmArn::name_in("arn:aws:cloudwatch:eu-west-1:123456789012:alarm:shop-burst"),
+            "shop-burst"
+        );
+        // A name with colons is kept whole; so is an ARN that does not parse.
+        assert_eq!(
+            AlarmArn::name_in("arn:aws:cloudwatch:eu-west-1:123456789012:alarm:a:b"),
+            "a:b"
+        );
+        assert_eq!(AlarmArn::name_in("arn:aws:sns:x"), "arn:aws:sns:x");
+        assert_eq!(AlarmArn::name_in("team:burst"), "team:burst");
     }
 }
