@@ -48,7 +48,8 @@ use crate::plan::{
     alarm_matches, AlarmArn, Fallback, FallbackMode, GuardFloor, GuardPolicy, Plan, TargetPlan,
     WakePolicy,
 };
-use crate::state::{AlarmMark, TargetState, WakeLatency};
+use crate::state::{AlarmMark, ScaleOut, TargetState, WakeLatency};
+use crate::surge::{scale_out_floor, AlarmReading};
 
 /// At most this many wake latencies are kept per target (most recent last).
 pub const WAKE_LATENCIES_KEPT: usize = 50;
@@ -89,6 +90,10 @@ pub struct AlarmTransition {
     pub account: Option<String>,
     #[serde(default)]
     pub region: Option<String>,
+    /// The newest datapoint and the threshold (the state's `reasonData`), when the event has
+    /// them: the guard scales out from it (`surge.rs`).
+    #[serde(default)]
+    pub reading: Option<AlarmReading>,
 }
 
 impl AlarmTransition {
@@ -105,7 +110,15 @@ impl AlarmTransition {
             event_id: None,
             account: None,
             region: None,
+            reading: None,
         }
+    }
+
+    /// The same transition with the newest datapoint and threshold its `reasonData` gives
+    /// (tests, the simulator); a non-finite value or a threshold not above zero gives none.
+    pub fn with_reading(mut self, newest: f64, threshold: f64) -> Self {
+        self.reading = AlarmReading::new(newest, threshold);
+        self
     }
 
     /// The same transition as coming from `account` in `region` (tests, the simulator).
@@ -815,6 +828,24 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
             "the plan minimum (desired count not yet seen)",
         ),
     };
+    // The scale-out counts while its own ALARM transition is the alarm's mark and that alarm
+    // holds the claim firing.
+    let scale_out = state
+        .scale_out
+        .as_ref()
+        .filter(|s| {
+            pick.firing()
+                && s.alarm == pick.alarm
+                && state
+                    .alarm_marks
+                    .get(&s.alarm)
+                    .is_some_and(|m| m.at == s.at && m.state == AlarmState::Alarm)
+        })
+        .map(|s| s.floor)
+        .filter(|f| *f > own);
+    let (own, what) = scale_out.map_or((own, what), |f| {
+        (f, "the scale-out on its newest datapoint")
+    });
     let floor = held_floor(own, pick.reading, pick.no_data_count);
     let what = if floor > own {
         "the desired count when its data stopped"
@@ -972,6 +1003,73 @@ pub fn observe_capacity(
         }
     }
     notes
+}
+
+/// Pure: the guard's scale-out on a burst (`surge.rs`), after [`apply_transition`] recorded `t`:
+/// when `t` is the guard alarm's newest transition and it is to ALARM, the guard's floor is raised,
+/// while that transition stays the alarm's mark, to the instances that bring the alarm's newest
+/// datapoint back to its threshold, read from the `in_service` count. It is not held after the
+/// alarm clears (the high-water mark of the desired count is, as before): a burst that ended
+/// before target tracking asked for the capacity never needed it held. A duplicate asks for the
+/// same number; a stale transition (an older ALARM) for nothing: its datapoint describes an
+/// earlier minute.
+pub fn guard_scale_out(
+    target: &TargetPlan,
+    t: &AlarmTransition,
+    in_service: u32,
+    state: &mut TargetState,
+) -> Vec<String> {
+    let Some(policy) = target.guard.as_ref().filter(|p| p.scale_out) else {
+        return Vec::new();
+    };
+    let newest = state
+        .alarm_marks
+        .get(&t.alarm_name)
+        .is_some_and(|m| m.at == t.at && m.state == t.state);
+    if t.state != AlarmState::Alarm || !newest {
+        return Vec::new();
+    }
+    let Some(reading) = t.reading else {
+        return Vec::new();
+    };
+    // The alarm's own metric (a metric alarm names it; metric-math and composite alarms do not).
+    let metric = t.metric_name.as_deref();
+    let level = per_instance_level(target, metric);
+    let Some(floor) = scale_out_floor(metric, reading, level, in_service) else {
+        return Vec::new();
+    };
+    let same = state
+        .scale_out
+        .as_ref()
+        .filter(|s| s.alarm == t.alarm_name && s.at == t.at);
+    if same.is_some_and(|s| s.floor >= floor) {
+        return Vec::new();
+    }
+    state.scale_out = Some(ScaleOut {
+        alarm: t.alarm_name.clone(),
+        at: t.at,
+        floor,
+    });
+    let Some(claim) = derive_guard(target, policy, state) else {
+        return Vec::new();
+    };
+    state.put_claim(claim);
+    vec![format!(
+        "guard scales out to {floor}: {in_service} in service at {} {} each, brought back to {} \
+         (target tracking would wait for its own alarm)",
+        reading.newest,
+        metric.unwrap_or("?"),
+        level.map_or(reading.threshold, |l| l.min(reading.threshold))
+    )]
+}
+
+/// What one instance should carry of the alarm's metric, when the plan says: the forecast's
+/// `invocations_per_instance` (target tracking's target value) for `InvocationsPerInstance`.
+fn per_instance_level(target: &TargetPlan, metric: Option<&str>) -> Option<f64> {
+    let f = target.forecast.as_ref()?;
+    (metric == Some("InvocationsPerInstance")
+        && f.demand == crate::plan::forecast::DemandKind::Invocations)
+        .then_some(f.invocations_per_instance)
 }
 
 /// Pure: when the target already has the wake capacity in service as the backlog alarm fires,

@@ -38,6 +38,7 @@ pub mod reconcile;
 pub mod review;
 pub mod state;
 pub mod suggest;
+pub mod surge;
 pub mod text;
 pub mod trigger;
 pub mod usecase;

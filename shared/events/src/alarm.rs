@@ -22,6 +22,7 @@ pub use headroom_core::alarms::AlarmTransition;
 pub use headroom_core::model::AlarmState;
 
 use headroom_core::plan::{MAX_ALARM_ARN, MAX_ALARM_NAME};
+use headroom_core::surge::AlarmReading;
 use headroom_core::text::{cut, cut_to};
 
 use crate::envelope;
@@ -72,14 +73,67 @@ struct AlarmData {
     configuration: LenientObject<Configuration>,
 }
 
-/// `state` or `previousState`. `reason` (free text) and `reasonData` (a JSON document inside a
-/// string) are never read.
+/// `state` or `previousState`. `reason` (free text) is never read; `reasonData` (a JSON document
+/// inside a string) only for the newest datapoint and the threshold, and never a reason to refuse
+/// the event.
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct StateData {
     #[serde(default)]
     value: Option<String>,
     #[serde(default)]
     timestamp: Option<String>,
+    #[serde(default)]
+    reason_data: Lenient<String>,
+}
+
+/// What headroom reads of a metric alarm's `reasonData`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReasonData {
+    #[serde(default)]
+    threshold: Lenient<f64>,
+    /// Oldest first (CloudWatch lists them in time order).
+    #[serde(default)]
+    recent_datapoints: Lenient<Vec<Lenient<f64>>>,
+    /// Each with its timestamp, when CloudWatch includes them.
+    #[serde(default)]
+    evaluated_datapoints: Lenient<Vec<LenientObject<EvaluatedDatapoint>>>,
+}
+
+#[derive(Deserialize)]
+struct EvaluatedDatapoint {
+    #[serde(default)]
+    timestamp: Lenient<String>,
+    #[serde(default)]
+    value: Lenient<f64>,
+}
+
+/// The newest datapoint and the threshold of a state's `reasonData`: the evaluated datapoint with
+/// the latest timestamp, else the last of `recentDatapoints`. `None` for anything else (a
+/// composite alarm's, a missing or unreadable document, no datapoint).
+fn reading(reason_data: Option<&str>) -> Option<AlarmReading> {
+    let data: ReasonData = serde_json::from_str(reason_data?).ok()?;
+    let threshold = *data.threshold.get()?;
+    let evaluated = data
+        .evaluated_datapoints
+        .get()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| {
+            let d = d.get()?;
+            Some((parse_time(d.timestamp.get()?)?, *d.value.get()?))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, v)| v);
+    let newest = evaluated.or_else(|| {
+        data.recent_datapoints
+            .get()?
+            .iter()
+            .rev()
+            .find_map(|v| v.get().copied())
+    })?;
+    AlarmReading::new(newest, threshold)
 }
 
 /// The alarm's `configuration`, as far as headroom reads it: the metrics.
@@ -211,6 +265,7 @@ struct Alarm {
     previous: Option<AlarmState>,
     dimensions: BTreeMap<String, String>,
     metric_name: Option<String>,
+    reading: Option<AlarmReading>,
 }
 
 /// What the envelope around the alarm says.
@@ -232,10 +287,11 @@ impl Alarm {
             .ok_or_else(|| {
                 EventError::malformed(KIND, format!("{field}.alarmName"), "is missing or empty")
             })?;
-        let (state, state_at) = data
+        let state_data = data
             .state
-            .ok_or_else(|| EventError::malformed(KIND, format!("{field}.state"), "is missing"))?
-            .read(&format!("{field}.state"))?;
+            .ok_or_else(|| EventError::malformed(KIND, format!("{field}.state"), "is missing"))?;
+        let reading = reading(state_data.reason_data.get().map(String::as_str));
+        let (state, state_at) = state_data.read(&format!("{field}.state"))?;
         let previous = match data.previous_state {
             Some(s) => Some(s.read(&format!("{field}.previousState"))?.0),
             None => None,
@@ -248,6 +304,7 @@ impl Alarm {
             previous,
             dimensions: dimensions(&config),
             metric_name: metric_name(&config),
+            reading,
         })
     }
 
@@ -277,6 +334,7 @@ impl Alarm {
             // Checked against the function's own by the handler (`alarms::Home`).
             account: origin_field(origin.account),
             region: origin_field(origin.region),
+            reading: self.reading,
         };
         within_limits(&t, field)?;
         Ok(t)
@@ -554,6 +612,42 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect();
             assert_eq!(t.dimensions, want, "{file}");
+        }
+    }
+
+    #[test]
+    fn the_newest_datapoint_and_threshold_are_read_from_reason_data() {
+        let reading = |file: &str| alarm(file).reading.map(|r| (r.newest, r.threshold));
+        // The evaluated datapoint with the latest timestamp (09:40, 41.5), not the first listed.
+        assert_eq!(reading("eventbridge-burst-alarm.json"), Some((41.5, 30.0)));
+        assert_eq!(
+            reading("direct-action-burst-alarm.json"),
+            Some((41.5, 30.0))
+        );
+        assert_eq!(reading("eventbridge-burst-ok.json"), Some((14.0, 30.0)));
+        // Only recentDatapoints (oldest first): the last one.
+        let mut e = fixture("eventbridge-burst-alarm.json");
+        e["detail"]["state"]["reasonData"] =
+            json!("{\"recentDatapoints\":[38.0,41.5,39.0],\"threshold\":30.0}");
+        assert_eq!(
+            parse_eventbridge(&e).unwrap().reading.map(|r| r.newest),
+            Some(39.0)
+        );
+        // No datapoint, a composite alarm's triggeringAlarms: nothing to read.
+        assert_eq!(reading("eventbridge-burst-insufficient-data.json"), None);
+        assert_eq!(reading("eventbridge-composite-alarm.json"), None);
+        // Unreadable reasonData never refuses the event: the transition comes without a reading.
+        for bad in [
+            json!("not json"),
+            json!(42),
+            json!("{\"threshold\":\"high\"}"),
+            json!("{\"recentDatapoints\":[1e999],\"threshold\":30}"),
+        ] {
+            let mut e = fixture("eventbridge-burst-alarm.json");
+            e["detail"]["state"]["reasonData"] = bad.clone();
+            let t = parse_eventbridge(&e).unwrap_or_else(|err| panic!("{bad}: {err}"));
+            assert_eq!(t.reading, None, "{bad}");
+            assert_eq!(t.state, AlarmState::Alarm);
         }
     }
 

@@ -62,6 +62,8 @@ pub struct Transition {
     pub at: i64,
     pub value: f64,
     pub threshold: f64,
+    /// The alarm's AWS/SageMaker metric name.
+    pub metric: &'static str,
 }
 
 impl LiveAlarm {
@@ -100,6 +102,7 @@ impl LiveAlarm {
             at: now,
             value: self.last_value,
             threshold: self.def.threshold,
+            metric: self.def.metric.name(),
         })
     }
 

@@ -34,7 +34,12 @@ pub fn alarm(
     activity: &mut HeadroomActivity,
 ) {
     let at = instant(t.at);
-    let transition = AlarmTransition::new(t.alarm.clone(), t.to, at).with_previous(t.from);
+    // As CloudWatch sends it: the metric of a metric alarm, and the newest datapoint and the
+    // threshold in `reasonData`.
+    let mut transition = AlarmTransition::new(t.alarm.clone(), t.to, at)
+        .with_previous(t.from)
+        .with_reading(t.value, t.threshold);
+    transition.metric_name = Some(t.metric.to_owned());
     match block_on(alarm_with_plan(
         ports(aas, store),
         plan,

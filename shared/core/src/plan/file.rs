@@ -101,6 +101,9 @@ pub struct GuardFile {
     pub on_insufficient_data: Option<String>,
     /// How long `keep_current` and `hold` last (default 30m, at most `max_duration`).
     pub keep_for: Option<Span>,
+    /// Raise the floor as the alarm fires, to the instances that bring a per-instance metric back
+    /// to its threshold (default false: see `surge.rs` for what it costs).
+    pub scale_out: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -108,6 +108,8 @@ pub struct GuardPolicy {
     pub floor: GuardFloor,
     /// What INSUFFICIENT_DATA straight out of ALARM does to the claim.
     pub fallback: Fallback,
+    /// Raise the floor at once when a per-instance alarm fires (`surge.rs`).
+    pub scale_out: bool,
 }
 
 #[derive(Debug, Clone)]

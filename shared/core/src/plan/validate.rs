@@ -339,6 +339,7 @@ impl Validator {
                     .map_or(DEFAULT_RAMP, |r| self.ramp(&format!("{gat}.step_down"), r)),
                 floor,
                 fallback,
+                scale_out: g.scale_out.unwrap_or(false),
             }
         });
         let wake = t.wake.as_ref().map(|w| {

@@ -17,6 +17,16 @@ pub struct AlarmMark {
     pub at: DateTime<Utc>,
 }
 
+/// The guard's scale-out of one burst (`alarms::guard_scale_out`): the floor the ALARM transition
+/// of `alarm` at `at` asked for. It counts only while that transition is still the alarm's mark,
+/// so it ends with the burst (an OK or a newer ALARM replaces it) whatever the order of delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScaleOut {
+    pub alarm: crate::model::AlarmName,
+    pub at: DateTime<Utc>,
+    pub floor: u32,
+}
+
 /// Per alarm name, the facts that live beside its mark. They only describe alarms that have a
 /// mark: `alarm_prune` drops them with the mark.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

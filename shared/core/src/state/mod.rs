@@ -17,7 +17,7 @@ use crate::claim::{Claim, ClaimSource};
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, Bounds, LeadSample, LogEntry, ModelFingerprint};
 
-pub use alarm_facts::{AlarmFacts, AlarmMark, NoDataCount};
+pub use alarm_facts::{AlarmFacts, AlarmMark, NoDataCount, ScaleOut};
 pub use deploy_facts::DeployFacts;
 
 /// How long an event's idempotency key is remembered. Duplicates arrive within minutes; a day
@@ -60,6 +60,9 @@ pub struct TargetState {
     /// Highest desired count seen while a guard alarm is in ALARM.
     #[serde(default)]
     pub high_water: Option<u32>,
+    /// The floor the guard's newest scale-out asked for, while its alarm fires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_out: Option<ScaleOut>,
     /// Wake latency bookkeeping: when the backlog alarm woke the target, and how long capacity
     /// took to be in service, most recent last.
     #[serde(default)]
@@ -309,6 +312,7 @@ impl TargetState {
             alarm_marks,
             alarm_facts,
             high_water,
+            scale_out,
             wake_pending_since,
             wake_latencies,
             lead_samples,
@@ -329,6 +333,7 @@ impl TargetState {
             && *alarm_marks == other.alarm_marks
             && *alarm_facts == other.alarm_facts
             && *high_water == other.high_water
+            && *scale_out == other.scale_out
             && *wake_pending_since == other.wake_pending_since
             && *wake_latencies == other.wake_latencies
             && *lead_samples == other.lead_samples

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::alarms::{
-    apply_transition, beyond_skew, idempotency_key, route, route_in, wake_already_served,
-    AlarmRole, AlarmTransition,
+    apply_transition, beyond_skew, guard_scale_out, idempotency_key, route, route_in,
+    wake_already_served, AlarmRole, AlarmTransition,
 };
 use crate::capacity_port::{Counts, CurrentCapacity};
 use crate::ids::ScalableTargetId;
@@ -124,8 +124,14 @@ pub fn alarm_change<'a>(
                 counts.map(|c| c.desired),
                 state,
             ));
-            if let (AlarmRole::Wake, Some(Counts { current, .. })) = (role, counts) {
-                notes.extend(wake_already_served(target, state, current));
+            match (role, counts) {
+                (AlarmRole::Wake, Some(Counts { current, .. })) => {
+                    notes.extend(wake_already_served(target, state, current));
+                }
+                (AlarmRole::Guard, Some(Counts { current, .. })) => {
+                    notes.extend(guard_scale_out(target, t, current, state));
+                }
+                _ => {}
             }
         }
         notes
