@@ -435,6 +435,11 @@ mod tests {
                 no_data_count: BTreeMap::new(),
             },
             high_water: Some(6),
+            scale_out: Some(ScaleOut {
+                alarm: "burst".into(),
+                at: t("2026-03-14T09:00:00Z"),
+                floor: 9,
+            }),
             wake_pending_since: Some(t("2026-03-14T06:03:00Z")),
             wake_latencies: vec![WakeLatency {
                 alarm_at: t("2026-03-14T05:00:00Z"),
@@ -534,7 +539,7 @@ mod tests {
 
         // One change per field: each makes the content differ, both ways round.
         type Change = (&'static str, fn(&mut TargetState));
-        let changes: [Change; 18] = [
+        let changes: [Change; 19] = [
             ("claims", |s| s.claims.clear()),
             ("pause", |s| s.pause = None),
             ("last_applied", |s| s.last_applied = None),
@@ -543,6 +548,7 @@ mod tests {
             ("alarm_marks", |s| s.alarm_marks.clear()),
             ("alarm_facts", |s| s.alarm_facts = AlarmFacts::default()),
             ("high_water", |s| s.high_water = Some(7)),
+            ("scale_out", |s| s.scale_out = None),
             ("wake_pending_since", |s| s.wake_pending_since = None),
             ("wake_latencies", |s| s.wake_latencies.clear()),
             ("lead_samples", |s| s.lead_samples.clear()),
