@@ -106,7 +106,15 @@ pub fn prune_alarm_facts(target: &TargetPlan, state: &mut TargetState, now: Date
     for name in &drop {
         state.alarm_marks.remove(name);
     }
-    // The facts follow the marks: an alarm without a mark has none.
+    // The facts follow the marks: an alarm without a mark has none. Likewise the guard's
+    // scale-out, once its ALARM transition is no longer its alarm's mark.
     let marks = &state.alarm_marks;
     state.alarm_facts.retain(|name| marks.contains_key(name));
+    if state
+        .scale_out
+        .as_ref()
+        .is_some_and(|s| !s.is_current(marks))
+    {
+        state.scale_out = None;
+    }
 }

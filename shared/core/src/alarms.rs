@@ -833,14 +833,7 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
     let scale_out = state
         .scale_out
         .as_ref()
-        .filter(|s| {
-            pick.firing()
-                && s.alarm == pick.alarm
-                && state
-                    .alarm_marks
-                    .get(&s.alarm)
-                    .is_some_and(|m| m.at == s.at && m.state == AlarmState::Alarm)
-        })
+        .filter(|s| pick.firing() && s.alarm == pick.alarm && s.is_current(&state.alarm_marks))
         .map(|s| s.floor)
         .filter(|f| *f > own);
     let (own, what) = scale_out.map_or((own, what), |f| {

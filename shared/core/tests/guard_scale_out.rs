@@ -164,6 +164,7 @@ fn the_scale_out_lasts_while_its_alarm_fires_and_the_hold_keeps_what_target_trac
     let w = World::new(plan(true, ""), 10, 10);
     w.send(&burst(Alarm, Clear, "09:00", 40.0));
     assert_eq!(w.min(), Some(14));
+    assert!(w.store.state(&target_id(CHAT)).scale_out.is_some());
     // WHEN the alarm clears before target tracking asked for more than the 10 it had
     w.send(&burst(Clear, Alarm, "09:04", 20.0));
     // THEN the guard holds the desired count it saw (10) for its hold, not the scale-out: a
@@ -176,6 +177,8 @@ fn the_scale_out_lasts_while_its_alarm_fires_and_the_hold_keeps_what_target_trac
         "20m hold after the OK"
     );
     assert_eq!(w.min(), Some(10));
+    // AND the scale-out ended with its transition: it is not kept in the state
+    assert_eq!(state.scale_out, None);
 
     // WHEN the OK arrives first and the ALARM late (out of order) THEN the same end state
     let w2 = World::new(plan(true, ""), 10, 10);
@@ -183,6 +186,7 @@ fn the_scale_out_lasts_while_its_alarm_fires_and_the_hold_keeps_what_target_trac
     w2.send(&burst(Alarm, Clear, "09:00", 40.0));
     let late = w2.store.state(&target_id(CHAT));
     assert_eq!(late.claim(&ClaimSource::Guard), Some(g));
+    assert_eq!(late.scale_out, None);
 
     // WHEN a new burst fires while 12 are desired by target tracking THEN its own reading counts
     w.capacity.set(target_id(CHAT), 12, 10);

@@ -27,6 +27,16 @@ pub struct ScaleOut {
     pub floor: u32,
 }
 
+impl ScaleOut {
+    /// Whether its ALARM transition is still the alarm's mark. Once another transition has
+    /// replaced it, it never counts again (a mark only moves forward), and `alarm_prune` drops it.
+    pub fn is_current(&self, marks: &BTreeMap<AlarmName, AlarmMark>) -> bool {
+        marks
+            .get(&self.alarm)
+            .is_some_and(|m| m.at == self.at && m.state == AlarmState::Alarm)
+    }
+}
+
 /// Per alarm name, the facts that live beside its mark. They only describe alarms that have a
 /// mark: `alarm_prune` drops them with the mark.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
