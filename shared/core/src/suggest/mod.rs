@@ -38,7 +38,7 @@ use crate::forecast::DemandSeries;
 /// bursty traces: up to 1.8x target tracking's instance-hours on the first forecast day).
 /// Measured again on ten held-out synthetic scenarios and the tweet traces: one day cut 1-5 more
 /// points of breach minutes over the run (its first forecast day to a quarter of target
-/// tracking's on calm and choppy traffic) but cost that day 1.17-1.41x, and the budget's
+/// tracking's on calm and choppy traffic) but cost that day 1.17-1.38x, and the budget's
 /// backtest, which scores only the days after the warm-up, cannot see it: four of fourteen
 /// tuned plans went from within 1.15x to 1.151-1.166x. Pooling a single day's neighbouring slots
 /// into its estimate (three samples, not one) made it cheaper by at most 0.011x and weaker.
