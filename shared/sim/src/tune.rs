@@ -42,14 +42,23 @@ pub fn tuned(
         warm_up,
         interval_secs,
     } = grid;
+    let scored = if warm_up == 0 {
+        format!(
+            "scored from its start (too short to leave out the forecast's warm-up and keep {} to score)",
+            MIN_BACKTEST
+        )
+    } else {
+        format!(
+            "scored after the first {:.1} (the forecast's warm-up, never shorter than its default)",
+            (warm_up as i64 * interval_secs) as f64 / 86_400.0
+        )
+    };
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
-         over the {:.1} day(s) of history{}, scored after the first {:.1} (the forecast's warm-up, never shorter than its default), \
-         {WEEK_WEIGHTING}.",
+         over the {:.1} day(s) of history{}, {scored}, {WEEK_WEIGHTING}.",
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
         until.map_or(String::new(), |u| format!(" before {}", instant(u))),
-        (warm_up as i64 * interval_secs) as f64 / 86_400.0
     )];
     let mut kept: Vec<Knobs> = Vec::with_capacity(file.targets.len());
     for (i, target) in file.targets.iter().enumerate() {

@@ -11,7 +11,7 @@ use crate::duration::Span;
 pub struct PlanFile {
     /// Format version of the file; only 1 exists.
     pub version: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "DefaultsFile::is_empty")]
     pub defaults: DefaultsFile,
     #[serde(default, rename = "target")]
     pub targets: Vec<TargetFile>,
@@ -23,6 +23,13 @@ pub struct DefaultsFile {
     pub lead_time: Option<Span>,
     pub ramp_down: Option<RampFile>,
     pub timezone: Option<String>,
+}
+
+impl DefaultsFile {
+    /// Nothing set: a written plan leaves the section out.
+    pub fn is_empty(&self) -> bool {
+        self.lead_time.is_none() && self.ramp_down.is_none() && self.timezone.is_none()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -38,7 +45,7 @@ pub struct TargetFile {
     pub max_capacity: u32,
     pub lead_time: Option<Span>,
     pub ramp_down: Option<RampFile>,
-    #[serde(default, rename = "peak")]
+    #[serde(default, rename = "peak", skip_serializing_if = "Vec::is_empty")]
     pub peaks: Vec<PeakFile>,
     pub lead_time_measured: Option<MeasuredLeadTimeFile>,
     pub guard: Option<GuardFile>,
@@ -86,10 +93,10 @@ pub struct MeasuredLeadTimeFile {
 #[serde(deny_unknown_fields)]
 pub struct GuardFile {
     /// Alarms by name or ARN.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alarms: Vec<String>,
     /// AWS/SageMaker metric names: an alarm on one of them whose dimensions name the target.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
     pub hold: Option<Span>,
     pub max_duration: Option<Span>,
@@ -110,10 +117,10 @@ pub struct GuardFile {
 #[serde(deny_unknown_fields)]
 pub struct WakeFile {
     /// Alarms by name or ARN.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alarms: Vec<String>,
     /// AWS/SageMaker metric names: an alarm on one of them whose dimensions name the target.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
     pub capacity: Option<u32>,
     pub quiet_period: Option<Span>,
@@ -354,6 +361,28 @@ mod tests {
             Ok(_) => panic!("the plan should be refused"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn a_written_plan_leaves_out_what_is_empty_and_reads_back_the_same() {
+        // GIVEN a plan with no defaults, no peaks, a guard by alarm only and a wake by metric only
+        let text = "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 0\nmax_capacity = 4\n[target.guard]\nalarms = [\"burst\"]\n[target.wake]\nmetrics = [\"ApproximateBacklogSize\"]\n";
+        let file: super::PlanFile = toml::from_str(text).expect("plan");
+        // WHEN written (as `plan suggest` writes its plans)
+        let written = toml::to_string(&file).expect("written");
+        // THEN no empty section or list is printed, and it reads back to the same plan
+        for empty in ["[defaults]", "peak = []", "metrics = []", "alarms = []"] {
+            assert!(!written.contains(empty), "{empty} in:\n{written}");
+        }
+        let back: super::PlanFile = toml::from_str(&written).expect("reads back");
+        assert_eq!(toml::to_string(&back).expect("written"), written);
+        assert!(parse_plan("written.toml", &written).is_ok());
+        // AND what is set is kept
+        let mut with_zone = file.clone();
+        with_zone.defaults.timezone = Some("UTC".into());
+        assert!(toml::to_string(&with_zone)
+            .expect("written")
+            .contains("[defaults]"));
     }
 
     #[test]
