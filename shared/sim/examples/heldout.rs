@@ -266,31 +266,20 @@ fn base_plan(name: &str, rows: &[(DateTime<Utc>, u64)]) -> String {
     window.sort_by(f64::total_cmp);
     let p90 = window[(0.9 * (window.len() - 1) as f64) as usize];
     let floor = (p90 / INVOCATIONS_PER_INSTANCE).ceil().max(1.0);
-    format!(
-        r#"# What an operator writes from {name}'s first week: the weekday working day at its p90
-# demand ({p90:.0} requests/min at {INVOCATIONS_PER_INSTANCE} an instance), a guard on the burst alarm.
-version = 1
-
-[defaults]
-timezone = "UTC"
-
-[[target]]
-resource_id = "endpoint/{name}/variant/AllTraffic"
-min_capacity = 1
-max_capacity = 100
-lead_time = "12m"
-
-  [[target.peak]]
+    plan_text(
+        &format!(
+            "# What an operator writes from {name}'s first week: the weekday working day at its p90\n\
+             # demand ({p90:.0} requests/min at {INVOCATIONS_PER_INSTANCE} an instance), a guard on the burst alarm."
+        ),
+        name,
+        &format!(
+            r#"  [[target.peak]]
   name = "business-hours"
   cron = "0 9 * * MON-FRI"
   duration = "8h"
   floor = {floor}
-
-  [target.guard]
-  alarms = ["{name}-burst"]
-  hold = "30m"
-  max_duration = "3h"
 "#
+        ),
     )
 }
 
@@ -300,8 +289,26 @@ lead_time = "12m"
 /// is the one knob: edit it to trace the yardstick's cost line.
 fn yardstick_plan(name: &str, rows: &[(DateTime<Utc>, u64)]) -> String {
     let resolution = (rows[1].0 - rows[0].0).num_minutes();
+    plan_text(
+        &format!("# The naive seasonal yardstick for {name} (`issues show 12`, \"How good\")."),
+        name,
+        &format!(
+            r#"  [target.forecast]
+  invocations_per_instance = {INVOCATIONS_PER_INSTANCE:.1}
+  history = "7d"
+  resolution = "{resolution}m"
+  quantile = 0.3
+  max_margin = 1.0
+"#
+        ),
+    )
+}
+
+/// A plan for `name`'s target under `comment`: its bounds and lead time, then `sections`, then
+/// the guard on its burst alarm that every plan here has.
+fn plan_text(comment: &str, name: &str, sections: &str) -> String {
     format!(
-        r#"# The naive seasonal yardstick for {name} (`issues show 12`, "How good").
+        r#"{comment}
 version = 1
 
 [defaults]
@@ -313,17 +320,11 @@ min_capacity = 1
 max_capacity = 100
 lead_time = "12m"
 
+{sections}
   [target.guard]
   alarms = ["{name}-burst"]
   hold = "30m"
   max_duration = "3h"
-
-  [target.forecast]
-  invocations_per_instance = {INVOCATIONS_PER_INSTANCE:.1}
-  history = "7d"
-  resolution = "{resolution}m"
-  quantile = 0.3
-  max_margin = 1.0
 "#
     )
 }
