@@ -61,7 +61,9 @@ fn listened(target: &TargetPlan, state: &TargetState, name: &str) -> bool {
 /// within `max_duration`: the bound below covers it.
 fn horizon(target: &TargetPlan) -> chrono::Duration {
     let guard = target.guard.as_ref().map(|g| {
-        g.max_duration.to_chrono() + g.hold.to_chrono() + g.step_down.length(target.max_capacity)
+        g.max_duration.to_chrono()
+            + g.longest_hold().to_chrono()
+            + g.step_down.length(target.max_capacity)
     });
     let wake = target
         .wake

@@ -42,11 +42,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimSource};
+use crate::duration::Span;
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, AlarmState};
 use crate::plan::{
-    alarm_matches, AlarmArn, Fallback, FallbackMode, GuardFloor, GuardPolicy, Plan, TargetPlan,
-    WakePolicy,
+    alarm_matches, AlarmArn, Fallback, FallbackMode, ForecastMode, GuardFloor, GuardPolicy, Plan,
+    TargetPlan, WakePolicy,
 };
 use crate::state::{AlarmMark, ScaleOut, TargetState, WakeLatency};
 use crate::surge::{scale_out_floor, AlarmReading};
@@ -641,10 +642,11 @@ pub struct RoleTiming {
 }
 
 impl RoleTiming {
-    pub fn guard(p: &GuardPolicy) -> Self {
+    /// The guard's timings with `hold` after the alarm clears ([`guard_hold`]).
+    pub fn guard(p: &GuardPolicy, hold: Span) -> Self {
         Self {
             max_duration: p.max_duration.to_chrono(),
-            after_clear: p.hold.to_chrono(),
+            after_clear: hold.to_chrono(),
             fallback: p.fallback,
         }
     }
@@ -789,12 +791,29 @@ fn winning_alarm(
     )
 }
 
+/// Whether the target's forecast stands: an active `[target.forecast]` whose last refresh
+/// stored slots. Not before it has its history, nor in forecast-only mode, nor without a
+/// forecast section; the guard then holds for `hold_without_forecast`.
+pub fn forecast_stands(target: &TargetPlan, state: &TargetState) -> bool {
+    target
+        .forecast
+        .as_ref()
+        .is_some_and(|p| p.mode == ForecastMode::Active)
+        && state.forecast.as_ref().is_some_and(|f| !f.slots.is_empty())
+}
+
+/// The guard's hold for this target now: `hold` while its forecast stands, else
+/// `hold_without_forecast` ([`GuardPolicy::hold_for`]).
+pub fn guard_hold(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Span {
+    policy.hold_for(forecast_stands(target, state))
+}
+
 /// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
 pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<AlarmName> {
-    let guard = target
-        .guard
-        .as_ref()
-        .and_then(|p| winning_alarm(&p.alarms, &p.metrics, state, &RoleTiming::guard(p)));
+    let guard = target.guard.as_ref().and_then(|p| {
+        let timing = RoleTiming::guard(p, guard_hold(target, p, state));
+        winning_alarm(&p.alarms, &p.metrics, state, &timing)
+    });
     let wake = target
         .wake
         .as_ref()
@@ -814,11 +833,13 @@ pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -
 }
 
 fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
+    let stands = forecast_stands(target, state);
+    let hold = policy.hold_for(stands);
     let pick = winning_alarm(
         &policy.alarms,
         &policy.metrics,
         state,
-        &RoleTiming::guard(policy),
+        &RoleTiming::guard(policy, hold),
     )?;
     let (own, what) = match (state.high_water, policy.floor) {
         (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
@@ -845,6 +866,13 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
     } else {
         what
     };
+    // Said only where the two holds differ, so a plan without `hold_without_forecast` reads as
+    // it always did.
+    let why_hold = if hold != policy.hold {
+        " (hold_without_forecast: no forecast stands yet)"
+    } else {
+        ""
+    };
     let reason = match pick.reading {
         Reading::Firing => format!(
             "burst alarm {} in ALARM since {}: holding {floor} ({what}) until it clears, at most until {}",
@@ -854,17 +882,15 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
         ),
         Reading::NoData(mode) => format!(
             "burst alarm {} went from ALARM to INSUFFICIENT_DATA at {}: on_insufficient_data = {mode} \
-             holds {floor} ({what}) for {}, then {} more, then steps down",
+             holds {floor} ({what}) for {}, then {hold}{why_hold} more, then steps down",
             pick.alarm,
             stamp(pick.starts_at),
             policy.fallback.keep_for,
-            policy.hold
         ),
         Reading::Cleared => format!(
-            "burst alarm {} cleared at {}: holding {floor} ({what}) for {}, then stepping down",
+            "burst alarm {} cleared at {}: holding {floor} ({what}) for {hold}{why_hold}, then stepping down",
             pick.alarm,
             stamp(pick.starts_at),
-            policy.hold
         ),
     };
     Some(

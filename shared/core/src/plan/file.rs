@@ -99,6 +99,10 @@ pub struct GuardFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
     pub hold: Option<Span>,
+    /// The hold while no forecast claim stands (no active `[target.forecast]`, or one still
+    /// short of history); default `hold`. `plan suggest` writes the hold as the operator wrote
+    /// it here when it tunes `hold` shorter: that hold counted on the forecast's floor.
+    pub hold_without_forecast: Option<Span>,
     pub max_duration: Option<Span>,
     pub suspend_scale_in: Option<bool>,
     pub step_down: Option<RampFile>,

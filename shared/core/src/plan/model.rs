@@ -102,6 +102,8 @@ pub struct GuardPolicy {
     /// target matters too, whatever its name.
     pub metrics: Vec<String>,
     pub hold: Span,
+    /// The hold while no forecast claim stands (`GuardPolicy::hold_for`).
+    pub hold_without_forecast: Span,
     pub max_duration: Span,
     pub suspend_scale_in: bool,
     pub step_down: Ramp,
@@ -110,6 +112,24 @@ pub struct GuardPolicy {
     pub fallback: Fallback,
     /// Raise the floor at once when a per-instance alarm fires (`surge.rs`).
     pub scale_out: bool,
+}
+
+impl GuardPolicy {
+    /// The hold after the alarm clears: `hold` while the target's forecast stands, else
+    /// `hold_without_forecast`. A hold tuned short counts on the forecast's floor to carry the
+    /// lull after a burst; before the forecast has its history nothing else does.
+    pub fn hold_for(&self, forecast_stands: bool) -> Span {
+        if forecast_stands {
+            self.hold
+        } else {
+            self.hold_without_forecast
+        }
+    }
+
+    /// The longer of the two holds (how long an alarm's mark may still matter).
+    pub fn longest_hold(&self) -> Span {
+        self.hold.max(self.hold_without_forecast)
+    }
 }
 
 #[derive(Debug, Clone)]

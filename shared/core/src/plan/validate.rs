@@ -306,6 +306,12 @@ impl Validator {
             let hold = g.hold.unwrap_or(DEFAULT_GUARD_HOLD);
             let max_duration = g.max_duration.unwrap_or(Span::hours(6));
             self.bounded_span(&format!("{gat}.hold"), hold, LONGEST_HOLD);
+            let hold_without_forecast = g.hold_without_forecast.unwrap_or(hold);
+            self.bounded_span(
+                &format!("{gat}.hold_without_forecast"),
+                hold_without_forecast,
+                LONGEST_HOLD,
+            );
             self.bounded_span(&format!("{gat}.max_duration"), max_duration, LONGEST_HOLD);
             if max_duration.as_secs() <= 0 {
                 self.fail(format!("{gat}.max_duration"), "must be longer than zero");
@@ -331,6 +337,7 @@ impl Validator {
                 alarms: g.alarms.clone(),
                 metrics: g.metrics.clone(),
                 hold,
+                hold_without_forecast,
                 max_duration,
                 suspend_scale_in: g.suspend_scale_in.unwrap_or(true),
                 step_down: g

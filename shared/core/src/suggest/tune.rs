@@ -166,8 +166,14 @@ impl Knobs {
             }
         }
         if let (Some(hold), Some(guard)) = (self.hold, target.guard.as_mut()) {
-            if hold < guard.hold.unwrap_or(crate::plan::DEFAULT_GUARD_HOLD) {
+            let written = guard.hold.unwrap_or(crate::plan::DEFAULT_GUARD_HOLD);
+            if hold < written {
                 guard.hold = Some(hold);
+                // The shorter hold counts on the forecast's floor; until the forecast stands
+                // (its first days of history), the operator's hold is the one known to fit.
+                if target.forecast.is_some() && guard.hold_without_forecast.is_none() {
+                    guard.hold_without_forecast = Some(written);
+                }
             }
         }
     }
@@ -541,6 +547,7 @@ mod tests {
             t.guard.as_ref().and_then(|g| g.hold),
             Some(Span::minutes(5))
         );
+        assert_eq!(t.guard.as_ref().and_then(|g| g.hold_without_forecast), None);
         assert_eq!(t.forecast.as_ref().and_then(|f| f.max_margin), Some(1.6));
         assert_eq!(
             t.forecast.as_ref().and_then(|f| f.margin_quantile),
@@ -563,6 +570,19 @@ mod tests {
         assert_eq!(
             t.guard.as_ref().and_then(|g| g.hold),
             Some(Span::minutes(10))
+        );
+        // ... and the hold as written stays for the days before the forecast stands.
+        assert_eq!(
+            t.guard.as_ref().and_then(|g| g.hold_without_forecast),
+            Some(Span::minutes(30))
+        );
+        // A guard without a forecast beside it takes the shorter hold alone.
+        let mut t = target("[target.guard]\nalarms = [\"a\"]\nhold = \"30m\"\n");
+        k.apply(&mut t);
+        let guard = t.guard.as_ref().expect("guard");
+        assert_eq!(
+            (guard.hold, guard.hold_without_forecast),
+            (Some(Span::minutes(10)), None)
         );
         let mut bare = target("");
         k.apply(&mut bare);

@@ -1,0 +1,168 @@
+//! The guard's `hold_without_forecast`: GIVEN a burst alarm that fired at 09:00 and cleared at
+//! 10:00, WHEN the target's forecast does or does not stand, THEN the guard holds its floor
+//! until the time listed (the hold counts from the clear).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::at;
+use headroom_core::alarms::{apply_transition, AlarmRole, AlarmTransition};
+use headroom_core::forecast::{ForecastScore, ForecastSlot, ForecastState};
+use headroom_core::model::AlarmState::{Alarm, Ok as Clear};
+use headroom_core::plan::{parse_plan, TargetPlan};
+use headroom_core::state::TargetState;
+use headroom_core::ClaimSource;
+
+const CHAT: &str = "endpoint/chat/variant/AllTraffic";
+
+fn target(guard: &str, forecast: &str) -> TargetPlan {
+    TargetPlan::test(CHAT)
+        .section(&format!("[target.guard]\nalarms = [\"burst\"]\n{guard}"))
+        .section(forecast)
+        .build()
+}
+
+/// A stored forecast: one slot, or none (what a refresh short of history stores).
+fn forecast(slots: usize) -> Arc<ForecastState> {
+    Arc::new(ForecastState {
+        computed_at: at("08:00"),
+        slot_secs: 600,
+        slots: (0..slots)
+            .map(|_| ForecastSlot {
+                start: at("11:00"),
+                demand: 30.0,
+                floor: 2,
+                level: 1.0,
+                reason: Default::default(),
+            })
+            .collect(),
+        margin: 1.0,
+        level: 1.0,
+        history_days: if slots > 0 { 3 } else { 1 },
+        same_kind: true,
+        unavailable: (slots == 0).then(|| "1 day of history, fewer than 2".to_owned()),
+        score: ForecastScore::default(),
+        schedule: Vec::new(),
+        windows: Vec::new(),
+        windows_scored_until: None,
+    })
+}
+
+/// The guard claim's end of full hold and its reason after ALARM at 09:00 and OK at 10:00.
+fn held_until(target: &TargetPlan, stored: Option<Arc<ForecastState>>) -> (String, String) {
+    let mut state = TargetState {
+        forecast: stored,
+        ..TargetState::default()
+    };
+    for (s, prev, hm) in [(Alarm, Clear, "09:00"), (Clear, Alarm, "10:00")] {
+        let t = AlarmTransition::new("burst", s, at(hm)).with_previous(prev);
+        apply_transition(target, AlarmRole::Guard, &t, Some(6), &mut state);
+    }
+    let claim = state.claim(&ClaimSource::Guard).expect("guard claim");
+    (
+        claim.full_until.format("%H:%M").to_string(),
+        claim.reason.clone(),
+    )
+}
+
+const HOLDS: &str = "hold = \"5m\"\nhold_without_forecast = \"30m\"\n";
+const ACTIVE: &str = "[target.forecast]\ninvocations_per_instance = 20.0\n";
+const FORECAST_ONLY: &str =
+    "[target.forecast]\ninvocations_per_instance = 20.0\nmode = \"forecast_only\"\n";
+
+#[test]
+fn the_guard_holds_as_the_forecast_stands_or_not() {
+    // (guard, forecast section, stored slots, held until, what the reason says of the hold)
+    let rows: [(&str, &str, Option<usize>, &str, &str); 7] = [
+        // An active forecast with slots stands: the short hold.
+        (HOLDS, ACTIVE, Some(1), "10:05", "for 5m, then"),
+        // Short of history (no slots stored) or never refreshed: the longer hold, said why.
+        (
+            HOLDS,
+            ACTIVE,
+            Some(0),
+            "10:30",
+            "for 30m (hold_without_forecast: no forecast stands yet)",
+        ),
+        (
+            HOLDS,
+            ACTIVE,
+            None,
+            "10:30",
+            "for 30m (hold_without_forecast",
+        ),
+        // Forecast-only mode claims nothing, so nothing carries the lull: the longer hold.
+        (
+            HOLDS,
+            FORECAST_ONLY,
+            Some(1),
+            "10:30",
+            "for 30m (hold_without_forecast",
+        ),
+        // No forecast section at all: the longer hold too.
+        (HOLDS, "", None, "10:30", "for 30m (hold_without_forecast"),
+        // Without hold_without_forecast the hold is the same either way, and said as before.
+        ("hold = \"5m\"\n", ACTIVE, None, "10:05", "for 5m, then"),
+        ("hold = \"5m\"\n", ACTIVE, Some(1), "10:05", "for 5m, then"),
+    ];
+    for (guard, section, slots, until, says) in rows {
+        let (held, reason) = held_until(&target(guard, section), slots.map(forecast));
+        let row = format!("guard {guard:?}, forecast {section:?}, slots {slots:?}");
+        assert_eq!(held, until, "{row}");
+        assert!(reason.contains(says), "{row}: {reason}");
+    }
+}
+
+#[test]
+fn hold_without_forecast_is_bounded_like_the_hold() {
+    let plan = |span: &str| {
+        format!(
+            "version = 1\n[[target]]\nresource_id = \"{CHAT}\"\nmin_capacity = 1\nmax_capacity = 8\n\
+             [target.guard]\nalarms = [\"burst\"]\nhold_without_forecast = \"{span}\"\n"
+        )
+    };
+    let err = parse_plan("p.toml", &plan("30d")).expect_err("too long");
+    assert!(
+        err.to_string()
+            .contains("target[0].guard.hold_without_forecast"),
+        "{err}"
+    );
+    let ok = parse_plan("p.toml", &plan("45m")).expect("valid");
+    let guard = ok.targets[0].guard.as_ref().expect("guard");
+    assert_eq!(guard.hold_without_forecast.to_string(), "45m");
+    // Unset, it is the hold.
+    let ok = parse_plan(
+        "p.toml",
+        &plan("45m").replace("hold_without_forecast", "hold"),
+    )
+    .expect("valid");
+    let guard = ok.targets[0].guard.as_ref().expect("guard");
+    assert_eq!(guard.hold_without_forecast, guard.hold);
+}
+
+#[test]
+fn pruning_keeps_an_alarm_mark_while_the_longer_hold_may_still_use_it() {
+    use headroom_core::alarm_prune::prune_alarm_facts;
+    // GIVEN a 5-minute hold, 2 hours without a forecast, and no forecast yet
+    let target = target(
+        "hold = \"5m\"\nhold_without_forecast = \"2h\"\nmax_duration = \"1h\"\n",
+        ACTIVE,
+    );
+    let mut state = TargetState::default();
+    for (s, prev, hm) in [(Alarm, Clear, "09:00"), (Clear, Alarm, "09:30")] {
+        let t = AlarmTransition::new("burst", s, at(hm)).with_previous(prev);
+        apply_transition(&target, AlarmRole::Guard, &t, Some(6), &mut state);
+    }
+    // WHEN the facts are pruned at 11:20, past what the short hold alone reaches (max_duration,
+    // the hold and the step-down from 8: 09:30 + 1h + 5m + 40m)
+    prune_alarm_facts(&target, &mut state, at("11:20"));
+    // THEN the mark stays: the guard it sets still holds in full until 11:30
+    assert!(
+        state.alarm_marks.keys().any(|n| n.as_str() == "burst"),
+        "{:?}",
+        state.alarm_marks
+    );
+    let held = state.claim(&ClaimSource::Guard).expect("guard claim");
+    assert_eq!(held.full_until, at("11:30"));
+}
