@@ -16,7 +16,7 @@ use headroom_core::memory::{
     MemoryScalingHistory, MemoryScalingTargets, MemoryStateStore,
 };
 use headroom_core::plan::{parse_plan, Plan};
-use headroom_core::trigger::Trigger;
+use headroom_core::trigger::{Tick, Trigger};
 use headroom_core::usecase::alarm::{on_alarm, Origin};
 use headroom_core::usecase::deploy::{on_model_package, on_pipeline, on_sagemaker};
 use headroom_core::usecase::peak::on_peak;
@@ -50,7 +50,9 @@ pub struct ExplainArgs {
     /// A demand trace (CSV `timestamp,requests`, as `headroom simulate --trace` reads) to serve
     /// as the CloudWatch history of every target with a `[target.forecast]`: a tick then
     /// refreshes their forecasts from what happened before the instant, scores the planned
-    /// windows in it and opens the schedule reviews its verdicts call for.
+    /// windows in it and opens the schedule reviews its verdicts call for. Before an alarm event,
+    /// such a tick runs first, so the guard's hold reads the forecast as the deployed tick would
+    /// have stored it (`hold_without_forecast`).
     #[arg(long)]
     pub demand: Option<PathBuf>,
 }
@@ -130,7 +132,21 @@ pub async fn explain(
             None => answer(on_tick(ports, tick, at).await),
         },
         Trigger::Peak(request) => answer(on_peak(ports, request, at).await),
-        Trigger::Alarm(t) => answer(on_alarm(ports, t, Origin::Anywhere, at).await),
+        Trigger::Alarm(t) => {
+            // The guard's hold reads the stored forecast (`hold_without_forecast`): with a
+            // demand trace, a tick just before stores it, as the deployed tick would have.
+            if let Some(trace) = demand {
+                let history = history_of(trace, &plan, at);
+                let tick = Tick {
+                    at: Some(at),
+                    id: None,
+                };
+                on_tick(ports.with_demand(&history), &tick, at)
+                    .await
+                    .context("the tick that refreshes the forecasts before the alarm")?;
+            }
+            answer(on_alarm(ports, t, Origin::Anywhere, at).await)
+        }
         // explain has no home account: it replays the event as the plan's own.
         Trigger::SageMaker(ev) => answer(on_sagemaker(ports, ev, Origin::Anywhere, at).await),
         Trigger::ModelPackage(ev) => {

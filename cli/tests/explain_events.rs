@@ -365,3 +365,61 @@ fn a_tick_with_a_demand_trace_scores_the_windows_and_opens_the_schedule_review()
     assert_eq!(v["changes_nothing"], true);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--demand` before an alarm event: a tick stores the forecast first, so the guard's hold after
+/// OK reads it (`hold_without_forecast` only where no active forecast covers the clear).
+#[test]
+fn an_alarm_with_a_demand_trace_holds_as_the_forecast_it_finds() {
+    let base = std::fs::read_to_string(root().join("events/plans/example.toml")).expect("plan");
+    let plan = base.replacen(
+        "  hold = \"20m\"\n",
+        "  hold = \"5m\"\n  hold_without_forecast = \"90m\"\n",
+        1,
+    );
+    // A forecast for the chat-prod target, written just before its guard section.
+    let plan = plan.replacen(
+        "  [target.guard]\n",
+        "  [target.forecast]\n  invocations_per_instance = 600.0\n  min_history = \"2d\"\n\n  [target.guard]\n",
+        1,
+    );
+    let ok = std::fs::read_to_string(root().join("events/alarms/eventbridge-burst-ok.json"))
+        .expect("event")
+        .replace("2026-03-14T10:17:3", "2026-03-06T12:10:0")
+        .replace("2026-03-14T09:42:3", "2026-03-06T11:40:0");
+    let dir = std::env::temp_dir().join(format!("headroom-explain-hold-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (plan_file, event_file) = (dir.join("plan.toml"), dir.join("ok.json"));
+    std::fs::write(&plan_file, plan).expect("write");
+    std::fs::write(&event_file, ok).expect("write");
+    let run = |demand: bool| {
+        let mut args = vec![
+            "--event",
+            event_file.to_str().expect("utf-8"),
+            "--plan",
+            plan_file.to_str().expect("utf-8"),
+            "--at",
+            "2026-03-06T12:10:05Z",
+        ];
+        if demand {
+            args.extend([
+                "--demand",
+                "events/traces/synthetic-daily-peak-bursts-1m.csv",
+            ]);
+        }
+        json_of(&explain(&args), "an OK with and without --demand").to_string()
+    };
+    // WITH the trace's days before it, the forecast covers the clear: the short hold
+    let with = run(true);
+    assert!(with.contains("forecast refreshed: 11 slots"), "{with}");
+    assert!(
+        with.contains("cleared at 2026-03-06T12:10:01Z: holding 2 (the plan minimum (desired count not yet seen)) for 5m, then stepping down"),
+        "{with}"
+    );
+    // WITHOUT, no forecast is stored: the longer hold, and the reason says why
+    let without = run(false);
+    assert!(
+        without.contains("for 1h30m (hold_without_forecast: no active forecast covered the clear)"),
+        "{without}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,7 +7,8 @@
 //!   make every real transition of the alarm look stale);
 //! - the plan no longer listens to it (by name, ARN or metric);
 //! - it is older than the longest any transition at or before it could still hold a claim: the
-//!   role's `max_duration`, plus the hold (guard, with its step-down from `max_capacity`) or the
+//!   role's `max_duration`, plus the hold (guard: the longer of `hold` and
+//!   `hold_without_forecast`, with its step-down from `max_capacity`) or the
 //!   quiet period (wake) (which also covers an INSUFFICIENT_DATA fallback: its `keep_for` is at
 //!   most `max_duration`). A late delivery of an even older transition then derives only a claim
 //!   that has already expired, so dropping the mark changes no claim;

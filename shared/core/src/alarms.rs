@@ -26,6 +26,9 @@
 //! - mark is OK or INSUFFICIENT_DATA (the alarm left ALARM) and `m <= a + max_duration`: the claim
 //!   holds until `m + hold` (guard) or `m + quiet_period` (wake); the guard then steps down
 //!   through its ramp. (An OK whose previous state is ALARM proves ALARM until its own time.)
+//!   The guard's `hold` is `hold_without_forecast` when no active forecast's stored slots cover
+//!   `m` (`RoleTiming::after_clear_at`): the stored forecast is a fact read as it is when the
+//!   claim is derived, so a refresh between two deliveries may change the hold they derive.
 //! - otherwise the alarm asks for nothing. With several alarms, the one holding longest wins.
 //!
 //! The claim carries its own end, so the tick releases a fallback on time without any further
@@ -42,12 +45,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimSource};
-use crate::duration::Span;
+use crate::forecast::claiming_span;
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, AlarmState};
 use crate::plan::{
-    alarm_matches, AlarmArn, Fallback, FallbackMode, ForecastMode, GuardFloor, GuardPolicy, Plan,
-    TargetPlan, WakePolicy,
+    alarm_matches, AlarmArn, Fallback, FallbackMode, GuardFloor, GuardPolicy, Plan, TargetPlan,
+    WakePolicy,
 };
 use crate::state::{AlarmMark, ScaleOut, TargetState, WakeLatency};
 use crate::surge::{scale_out_floor, AlarmReading};
@@ -638,15 +641,23 @@ pub struct RoleTiming {
     pub max_duration: chrono::Duration,
     /// After the alarm left ALARM: the guard's `hold`, the wake's `quiet_period`.
     pub after_clear: chrono::Duration,
+    /// After the alarm left ALARM outside `forecast_span`: the guard's `hold_without_forecast`
+    /// (the wake's quiet period again).
+    pub after_clear_without_forecast: chrono::Duration,
+    /// The span the target's active forecast covers with its stored slots (`None`: none).
+    pub forecast_span: Option<(DateTime<Utc>, DateTime<Utc>)>,
     pub fallback: Fallback,
 }
 
 impl RoleTiming {
-    /// The guard's timings with `hold` after the alarm clears ([`guard_hold`]).
-    pub fn guard(p: &GuardPolicy, hold: Span) -> Self {
+    /// The guard's timings: its hold depends on whether the forecast covered the clear
+    /// ([`RoleTiming::after_clear_at`]).
+    pub fn guard(p: &GuardPolicy, forecast_span: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Self {
         Self {
             max_duration: p.max_duration.to_chrono(),
-            after_clear: hold.to_chrono(),
+            after_clear: p.hold.to_chrono(),
+            after_clear_without_forecast: p.hold_without_forecast.to_chrono(),
+            forecast_span,
             fallback: p.fallback,
         }
     }
@@ -655,7 +666,28 @@ impl RoleTiming {
         Self {
             max_duration: p.max_duration.to_chrono(),
             after_clear: p.quiet_period.to_chrono(),
+            after_clear_without_forecast: p.quiet_period.to_chrono(),
+            forecast_span: None,
             fallback: p.fallback,
+        }
+    }
+
+    /// Whether the forecast's stored slots cover `m`. Read at the mark's own time, like every
+    /// other rule here, so a late or repeated delivery finds the same hold; a forecast refreshed
+    /// since may still change it (the hold follows the forecast as stored).
+    pub fn forecast_covers(&self, m: DateTime<Utc>) -> bool {
+        self.forecast_span
+            .is_some_and(|(from, until)| from <= m && m < until)
+    }
+
+    /// How long the claim holds after the alarm left ALARM at `m`: `after_clear` while the
+    /// forecast covers `m` (a short hold counts on the forecast's floor to carry the lull after
+    /// a burst), else `after_clear_without_forecast`.
+    pub fn after_clear_at(&self, m: DateTime<Utc>) -> chrono::Duration {
+        if self.forecast_covers(m) {
+            self.after_clear
+        } else {
+            self.after_clear_without_forecast
         }
     }
 }
@@ -683,9 +715,9 @@ pub fn alarm_hold(
     match timing.fallback.mode {
         FallbackMode::KeepCurrent | FallbackMode::Hold if out_of_alarm => Some((
             Reading::NoData(timing.fallback.mode),
-            m + timing.fallback.keep_for.to_chrono() + timing.after_clear,
+            m + timing.fallback.keep_for.to_chrono() + timing.after_clear_at(m),
         )),
-        _ => Some((Reading::Cleared, m + timing.after_clear)),
+        _ => Some((Reading::Cleared, m + timing.after_clear_at(m))),
     }
 }
 
@@ -791,27 +823,16 @@ fn winning_alarm(
     )
 }
 
-/// Whether the target's forecast stands: an active `[target.forecast]` whose last refresh
-/// stored slots. Not before it has its history, nor in forecast-only mode, nor without a
-/// forecast section; the guard then holds for `hold_without_forecast`.
-pub fn forecast_stands(target: &TargetPlan, state: &TargetState) -> bool {
-    target
-        .forecast
-        .as_ref()
-        .is_some_and(|p| p.mode == ForecastMode::Active)
-        && state.forecast.as_ref().is_some_and(|f| !f.slots.is_empty())
-}
-
-/// The guard's hold for this target now: `hold` while its forecast stands, else
-/// `hold_without_forecast` ([`GuardPolicy::hold_for`]).
-pub fn guard_hold(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Span {
-    policy.hold_for(forecast_stands(target, state))
+/// The guard's timings for this target: its hold follows the forecast as stored in `state`.
+fn guard_timing(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> RoleTiming {
+    let span = claiming_span(target.forecast.as_ref(), state.forecast.as_deref());
+    RoleTiming::guard(policy, span)
 }
 
 /// The alarms whose marks set the target's guard and wake claims now (pruning keeps them).
 pub(crate) fn claim_setting_alarms(target: &TargetPlan, state: &TargetState) -> Vec<AlarmName> {
     let guard = target.guard.as_ref().and_then(|p| {
-        let timing = RoleTiming::guard(p, guard_hold(target, p, state));
+        let timing = guard_timing(target, p, state);
         winning_alarm(&p.alarms, &p.metrics, state, &timing)
     });
     let wake = target
@@ -833,14 +854,9 @@ pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -
 }
 
 fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
-    let stands = forecast_stands(target, state);
-    let hold = policy.hold_for(stands);
-    let pick = winning_alarm(
-        &policy.alarms,
-        &policy.metrics,
-        state,
-        &RoleTiming::guard(policy, hold),
-    )?;
+    let timing = guard_timing(target, policy, state);
+    let pick = winning_alarm(&policy.alarms, &policy.metrics, state, &timing)?;
+    let hold = policy.hold_for(timing.forecast_covers(pick.starts_at));
     let (own, what) = match (state.high_water, policy.floor) {
         (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
         (Some(h), GuardFloor::Current) => (h, "the desired count when it fired"),
@@ -869,7 +885,7 @@ fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) 
     // Said only where the two holds differ, so a plan without `hold_without_forecast` reads as
     // it always did.
     let why_hold = if hold != policy.hold {
-        " (hold_without_forecast: no forecast stands yet)"
+        " (hold_without_forecast: no active forecast covered the clear)"
     } else {
         ""
     };

@@ -63,6 +63,8 @@ fn timing(mode: FallbackMode, keep_for: Span) -> RoleTiming {
     RoleTiming {
         max_duration: Duration::hours(6),
         after_clear: Duration::minutes(20),
+        after_clear_without_forecast: Duration::minutes(20),
+        forecast_span: None,
         fallback: Fallback { mode, keep_for },
     }
 }

@@ -23,25 +23,33 @@ fn target(guard: &str, forecast: &str) -> TargetPlan {
         .build()
 }
 
-/// A stored forecast: one slot, or none (what a refresh short of history stores).
-fn forecast(slots: usize) -> Arc<ForecastState> {
+/// A stored forecast: three 10-minute slots from `from`, or none (what a refresh short of
+/// history stores).
+fn forecast(from: Option<&str>) -> Arc<ForecastState> {
+    let slots: Vec<ForecastSlot> = from
+        .map(|hm| {
+            (0..3)
+                .map(|i| ForecastSlot {
+                    start: at(hm) + chrono::Duration::minutes(10 * i),
+                    demand: 30.0,
+                    floor: 2,
+                    level: 1.0,
+                    reason: Default::default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     Arc::new(ForecastState {
         computed_at: at("08:00"),
         slot_secs: 600,
-        slots: (0..slots)
-            .map(|_| ForecastSlot {
-                start: at("11:00"),
-                demand: 30.0,
-                floor: 2,
-                level: 1.0,
-                reason: Default::default(),
-            })
-            .collect(),
+        history_days: if slots.is_empty() { 1 } else { 3 },
+        unavailable: slots
+            .is_empty()
+            .then(|| "1 day of history, fewer than 2".to_owned()),
+        slots,
         margin: 1.0,
         level: 1.0,
-        history_days: if slots > 0 { 3 } else { 1 },
         same_kind: true,
-        unavailable: (slots == 0).then(|| "1 day of history, fewer than 2".to_owned()),
         score: ForecastScore::default(),
         schedule: Vec::new(),
         windows: Vec::new(),
@@ -72,39 +80,34 @@ const FORECAST_ONLY: &str =
     "[target.forecast]\ninvocations_per_instance = 20.0\nmode = \"forecast_only\"\n";
 
 #[test]
-fn the_guard_holds_as_the_forecast_stands_or_not() {
-    // (guard, forecast section, stored slots, held until, what the reason says of the hold)
-    let rows: [(&str, &str, Option<usize>, &str, &str); 7] = [
-        // An active forecast with slots stands: the short hold.
-        (HOLDS, ACTIVE, Some(1), "10:05", "for 5m, then"),
+fn the_guard_holds_as_the_forecast_covers_the_clear_or_not() {
+    const WHY: &str = "for 30m (hold_without_forecast: no active forecast covered the clear)";
+    // (guard, forecast section, stored slots from (None: a forecast without slots), held until,
+    // what the reason says of the hold)
+    type Row<'a> = (&'a str, &'a str, Option<Option<&'a str>>, &'a str, &'a str);
+    let rows: [Row; 9] = [
+        // An active forecast whose slots cover the clear at 10:00: the short hold.
+        (HOLDS, ACTIVE, Some(Some("09:50")), "10:05", "for 5m, then"),
         // Short of history (no slots stored) or never refreshed: the longer hold, said why.
-        (
-            HOLDS,
-            ACTIVE,
-            Some(0),
-            "10:30",
-            "for 30m (hold_without_forecast: no forecast stands yet)",
-        ),
-        (
-            HOLDS,
-            ACTIVE,
-            None,
-            "10:30",
-            "for 30m (hold_without_forecast",
-        ),
+        (HOLDS, ACTIVE, Some(None), "10:30", WHY),
+        (HOLDS, ACTIVE, None, "10:30", WHY),
+        // Slots gone stale (refreshes failed: the last ended at 08:30), or not yet begun at the
+        // clear: the forecast claimed nothing then, so the longer hold.
+        (HOLDS, ACTIVE, Some(Some("08:00")), "10:30", WHY),
+        (HOLDS, ACTIVE, Some(Some("10:10")), "10:30", WHY),
         // Forecast-only mode claims nothing, so nothing carries the lull: the longer hold.
-        (
-            HOLDS,
-            FORECAST_ONLY,
-            Some(1),
-            "10:30",
-            "for 30m (hold_without_forecast",
-        ),
+        (HOLDS, FORECAST_ONLY, Some(Some("09:50")), "10:30", WHY),
         // No forecast section at all: the longer hold too.
-        (HOLDS, "", None, "10:30", "for 30m (hold_without_forecast"),
+        (HOLDS, "", None, "10:30", WHY),
         // Without hold_without_forecast the hold is the same either way, and said as before.
         ("hold = \"5m\"\n", ACTIVE, None, "10:05", "for 5m, then"),
-        ("hold = \"5m\"\n", ACTIVE, Some(1), "10:05", "for 5m, then"),
+        (
+            "hold = \"5m\"\n",
+            ACTIVE,
+            Some(Some("09:50")),
+            "10:05",
+            "for 5m, then",
+        ),
     ];
     for (guard, section, slots, until, says) in rows {
         let (held, reason) = held_until(&target(guard, section), slots.map(forecast));
@@ -112,6 +115,28 @@ fn the_guard_holds_as_the_forecast_stands_or_not() {
         assert_eq!(held, until, "{row}");
         assert!(reason.contains(says), "{row}: {reason}");
     }
+}
+
+#[test]
+fn a_later_delivery_reads_the_forecast_as_stored_then() {
+    // GIVEN the clear at 10:00 applied while the forecast covered it (the short hold)
+    let target = target(HOLDS, ACTIVE);
+    let mut state = TargetState {
+        forecast: Some(forecast(Some("09:50"))),
+        ..TargetState::default()
+    };
+    for (s, prev, hm) in [(Alarm, Clear, "09:00"), (Clear, Alarm, "10:00")] {
+        let t = AlarmTransition::new("burst", s, at(hm)).with_previous(prev);
+        apply_transition(&target, AlarmRole::Guard, &t, Some(6), &mut state);
+    }
+    // WHEN the ALARM at 09:00 is delivered again, after the forecast moved on to 10:10
+    state.forecast = Some(forecast(Some("10:10")));
+    let t = AlarmTransition::new("burst", Alarm, at("09:00")).with_previous(Clear);
+    apply_transition(&target, AlarmRole::Guard, &t, Some(6), &mut state);
+    // THEN the claim is derived again from the same mark; the stored forecast no longer covers
+    // 10:00, so it now holds the longer way (the hold follows the forecast as stored)
+    let claim = state.claim(&ClaimSource::Guard).expect("guard claim");
+    assert_eq!(claim.full_until, at("10:30"));
 }
 
 #[test]

@@ -26,6 +26,21 @@ pub fn forecast_claim(
     would_claim(state?, lead_time, now)
 }
 
+/// The span the stored forecast covers with its slots, from the first slot's start to the last
+/// one's end, when `policy` is active: a burst guard's alarm that clears inside it is followed by
+/// the short `hold`, one outside it (no forecast yet, a forecast-only mode, or slots gone stale
+/// because refreshes failed) by `hold_without_forecast`.
+pub fn claiming_span(
+    policy: Option<&ForecastPolicy>,
+    state: Option<&ForecastState>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    if policy?.mode != ForecastMode::Active {
+        return None;
+    }
+    let state = state?;
+    Some((state.slots.first()?.start, state.horizon()?))
+}
+
 /// The claim the stored forecast asks for at `now`, whatever the mode (`status` and
 /// forecast-only mode show it as "would set").
 pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -> Option<Claim> {

@@ -29,6 +29,6 @@ pub mod summary;
 pub mod window_score;
 
 pub use build::{build_forecast, is_due, REFRESH_EVERY};
-pub use claims::{forecast_claim, would_claim};
+pub use claims::{claiming_span, forecast_claim, would_claim};
 pub use series::DemandSeries;
 pub use state::{ForecastScore, ForecastSlot, ForecastState};

@@ -99,9 +99,10 @@ pub struct GuardFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
     pub hold: Option<Span>,
-    /// The hold while no forecast claim stands (no active `[target.forecast]`, or one still
-    /// short of history); default `hold`. `plan suggest` writes the hold as the operator wrote
-    /// it here when it tunes `hold` shorter: that hold counted on the forecast's floor.
+    /// The hold after an alarm that clears while no active forecast covers the moment (no
+    /// `[target.forecast]`, a forecast-only one, one still short of history, or one gone stale);
+    /// default `hold`. When `plan suggest` tunes `hold` shorter it writes the operator's hold
+    /// here: the shorter one counts on the forecast's floor to carry the lull after a burst.
     pub hold_without_forecast: Option<Span>,
     pub max_duration: Option<Span>,
     pub suspend_scale_in: Option<bool>,

@@ -102,7 +102,8 @@ pub struct GuardPolicy {
     /// target matters too, whatever its name.
     pub metrics: Vec<String>,
     pub hold: Span,
-    /// The hold while no forecast claim stands (`GuardPolicy::hold_for`).
+    /// The hold after an alarm that clears while no active forecast covers the moment
+    /// (`GuardPolicy::hold_for`).
     pub hold_without_forecast: Span,
     pub max_duration: Span,
     pub suspend_scale_in: bool,
@@ -115,11 +116,11 @@ pub struct GuardPolicy {
 }
 
 impl GuardPolicy {
-    /// The hold after the alarm clears: `hold` while the target's forecast stands, else
-    /// `hold_without_forecast`. A hold tuned short counts on the forecast's floor to carry the
-    /// lull after a burst; before the forecast has its history nothing else does.
-    pub fn hold_for(&self, forecast_stands: bool) -> Span {
-        if forecast_stands {
+    /// The hold after the alarm clears: `hold` when the target's active forecast covers the
+    /// clear, else `hold_without_forecast`. A hold tuned short counts on the forecast's floor to
+    /// carry the lull after a burst; before the forecast has its history nothing else does.
+    pub fn hold_for(&self, forecast_covers: bool) -> Span {
+        if forecast_covers {
             self.hold
         } else {
             self.hold_without_forecast

@@ -174,8 +174,14 @@ impl Knobs {
             if hold < written {
                 guard.hold = Some(hold);
                 // The shorter hold counts on the forecast's floor; until the forecast stands
-                // (its first days of history), the operator's hold is the one known to fit.
-                if target.forecast.is_some() && guard.hold_without_forecast.is_none() {
+                // (its first days of history), the operator's hold is the one known to fit. A
+                // forecast-only section never stands: its guard takes the shorter hold alone,
+                // as one without a forecast does.
+                let active = target
+                    .forecast
+                    .as_ref()
+                    .is_some_and(|f| f.mode.as_deref().is_none_or(|m| m == "active"));
+                if active && guard.hold_without_forecast.is_none() {
                     guard.hold_without_forecast = Some(written);
                 }
             }
@@ -580,14 +586,23 @@ mod tests {
             t.guard.as_ref().and_then(|g| g.hold_without_forecast),
             Some(Span::minutes(30))
         );
-        // A guard without a forecast beside it takes the shorter hold alone.
-        let mut t = target("[target.guard]\nalarms = [\"a\"]\nhold = \"30m\"\n");
-        k.apply(&mut t);
-        let guard = t.guard.as_ref().expect("guard");
-        assert_eq!(
-            (guard.hold, guard.hold_without_forecast),
-            (Some(Span::minutes(10)), None)
-        );
+        // A guard without a forecast beside it, or beside a forecast-only one, takes the
+        // shorter hold alone.
+        for forecast in [
+            "",
+            "[target.forecast]\ninvocations_per_instance = 3.0\nmode = \"forecast_only\"\n",
+        ] {
+            let mut t = target(&format!(
+                "[target.guard]\nalarms = [\"a\"]\nhold = \"30m\"\n{forecast}"
+            ));
+            k.apply(&mut t);
+            let guard = t.guard.as_ref().expect("guard");
+            assert_eq!(
+                (guard.hold, guard.hold_without_forecast),
+                (Some(Span::minutes(10)), None),
+                "{forecast}"
+            );
+        }
         let mut bare = target("");
         k.apply(&mut bare);
         assert!(bare.forecast.is_none() && bare.guard.is_none());
