@@ -46,6 +46,14 @@ pub struct ForecastFile {
     pub demand: Option<String>,
 }
 
+impl ForecastFile {
+    /// Whether the section as written claims capacity: `mode` unset or `active`. (An unknown
+    /// mode fails validation, and reads as not active here.)
+    pub fn is_active(&self) -> bool {
+        matches!(self.mode.as_deref(), None | Some("active"))
+    }
+}
+
 /// What a forecast target's demand history measures (`metrics_port::demand_metric` names the
 /// CloudWatch metric of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

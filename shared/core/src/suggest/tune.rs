@@ -38,10 +38,10 @@
 //! hold. On the default scenario's 7-day trace the operator's plan without a forecast cuts 72 %
 //! at 1.12x where the tuned suggestion cuts 32 % at 1.13x (44 % at 1.14x since the guard keeps
 //! the operator's hold until the forecast stands, `hold_without_forecast`), and this setting was
-//! meant to find that. But the backtest's days are forecast from three to six days of history, and the
-//! forecast improves as its history grows while peaks and a guard do not: the backtest kept the
-//! forecast off where the whole trace needed it (tweets-goog -68 % to -39 %, two held-out
-//! load-balancer traces -28 % to -14 % and -71 % to -37 %).
+//! meant to find that. But the backtest's days are forecast from three to six days of history,
+//! and the forecast improves as its history grows while peaks and a guard do not: the backtest
+//! kept the forecast off where the whole trace needed it (tweets-goog -68 % to -39 %, two
+//! held-out load-balancer traces -28 % to -14 % and -71 % to -37 %).
 //!
 //! The grid, in one place:
 //! - the forecast's `quantile`: 0.3, 0.4 or 0.5 (the default), and its `max_margin`: 1.2 (the
@@ -61,8 +61,8 @@
 //!   written hold as `hold_without_forecast` for the days before the forecast stands (the short
 //!   hold counts on the forecast's floor: on the held-out load-balancer-like traces this took
 //!   the first two days' cut from 12-16 % to 34-37 %, about 2.5 points over the run at +0.01x);
-//!   a target without a guard only varies its forecast. `max_duration`, the alarms and the step-down stay as
-//!   written;
+//!   a target without a guard only varies its forecast. `max_duration`, the alarms and the
+//!   step-down stay as written;
 //! - on minute-level history only, also `resolution` 1m at quantile 0.1 or 0.2 with no margin
 //!   (`max_margin` 1.0), at each hold. Breach minutes are single minutes: a slot peak read at
 //!   one minute holds the minute-to-minute noise a margin over 5-minute means only
@@ -177,10 +177,7 @@ impl Knobs {
                 // (its first days of history), the operator's hold is the one known to fit. A
                 // forecast-only section never stands: its guard takes the shorter hold alone,
                 // as one without a forecast does.
-                let active = target
-                    .forecast
-                    .as_ref()
-                    .is_some_and(|f| f.mode.as_deref().is_none_or(|m| m == "active"));
+                let active = target.forecast.as_ref().is_some_and(|f| f.is_active());
                 if active && guard.hold_without_forecast.is_none() {
                     guard.hold_without_forecast = Some(written);
                 }
