@@ -122,6 +122,8 @@ if cargo fmt --version > /dev/null 2>&1; then
 else
     log 'SKIPPED cargo fmt --check: rustfmt is not installed (rustup component add rustfmt)'
 fi
+# tests/readme_tables.sh: the README's shipped-scenario tables are what the simulator prints.
+bash tests/readme_tables.sh
 # tests/lambda_invoke.sh: every file in events/ through `cargo lambda watch` + `cargo lambda
 # invoke` against the moto above, set up as the README's walkthrough (installs cargo-lambda).
 bash tests/lambda_invoke.sh
