@@ -45,6 +45,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, ClaimSource};
+use crate::duration::Span;
 use crate::forecast::claiming_span;
 use crate::ids::ScalableTargetId;
 use crate::model::{AlarmName, AlarmState};
@@ -856,7 +857,8 @@ pub fn derive_claim(target: &TargetPlan, role: AlarmRole, state: &TargetState) -
 fn derive_guard(target: &TargetPlan, policy: &GuardPolicy, state: &TargetState) -> Option<Claim> {
     let timing = guard_timing(target, policy, state);
     let pick = winning_alarm(&policy.alarms, &policy.metrics, state, &timing)?;
-    let hold = policy.hold_for(timing.forecast_covers(pick.starts_at));
+    // The hold the claim was given (`RoleTiming::after_clear_at` holds the rule), as a span.
+    let hold = Span::seconds(timing.after_clear_at(pick.starts_at).num_seconds());
     let (own, what) = match (state.high_water, policy.floor) {
         (Some(h), GuardFloor::HighWater) => (h, "the high-water mark"),
         (Some(h), GuardFloor::Current) => (h, "the desired count when it fired"),

@@ -103,7 +103,7 @@ pub struct GuardPolicy {
     pub metrics: Vec<String>,
     pub hold: Span,
     /// The hold after an alarm that clears while no active forecast covers the moment
-    /// (`GuardPolicy::hold_for`).
+    /// (`alarms::RoleTiming::after_clear_at`).
     pub hold_without_forecast: Span,
     pub max_duration: Span,
     pub suspend_scale_in: bool,
@@ -116,17 +116,6 @@ pub struct GuardPolicy {
 }
 
 impl GuardPolicy {
-    /// The hold after the alarm clears: `hold` when the target's active forecast covers the
-    /// clear, else `hold_without_forecast`. A hold tuned short counts on the forecast's floor to
-    /// carry the lull after a burst; before the forecast has its history nothing else does.
-    pub fn hold_for(&self, forecast_covers: bool) -> Span {
-        if forecast_covers {
-            self.hold
-        } else {
-            self.hold_without_forecast
-        }
-    }
-
     /// The longer of the two holds (how long an alarm's mark may still matter).
     pub fn longest_hold(&self) -> Span {
         self.hold.max(self.hold_without_forecast)
