@@ -1094,9 +1094,9 @@ pub fn guard_scale_out(
     vec![format!(
         "guard scales out to {floor}: {in_service} in service at {} {} each, brought back to {} \
          (target tracking would wait for its own alarm)",
-        reading.newest,
+        reading.newest(),
         metric.unwrap_or("?"),
-        level.map_or(reading.threshold, |l| l.min(reading.threshold))
+        level.map_or(reading.threshold(), |l| l.min(reading.threshold()))
     )]
 }
 

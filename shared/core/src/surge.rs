@@ -21,11 +21,34 @@
 use serde::{Deserialize, Serialize};
 
 /// The newest datapoint of an alarm transition and the threshold it was compared with (the
-/// alarm's `reasonData`). Both finite, the threshold above zero: [`AlarmReading::new`] checks.
+/// alarm's `reasonData`). Both finite, the threshold above zero: [`AlarmReading::new`] checks,
+/// and so does deserializing (through the same check), so no reading skips it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "UncheckedReading")]
 pub struct AlarmReading {
-    pub newest: f64,
-    pub threshold: f64,
+    newest: f64,
+    threshold: f64,
+}
+
+/// An [`AlarmReading`] as it arrives, before [`AlarmReading::new`]'s check.
+#[derive(Deserialize)]
+struct UncheckedReading {
+    newest: f64,
+    threshold: f64,
+}
+
+impl TryFrom<UncheckedReading> for AlarmReading {
+    type Error = String;
+
+    fn try_from(raw: UncheckedReading) -> Result<Self, Self::Error> {
+        AlarmReading::new(raw.newest, raw.threshold).ok_or_else(|| {
+            format!(
+                "alarm reading newest {} against threshold {}: both must be finite and the \
+                 threshold above zero",
+                raw.newest, raw.threshold
+            )
+        })
+    }
 }
 
 // Lawful: `new` admits finite values only, so no NaN ever breaks reflexivity.
@@ -36,6 +59,16 @@ impl AlarmReading {
     pub fn new(newest: f64, threshold: f64) -> Option<Self> {
         (newest.is_finite() && threshold.is_finite() && threshold > 0.0)
             .then_some(Self { newest, threshold })
+    }
+
+    /// The alarm's newest datapoint.
+    pub fn newest(&self) -> f64 {
+        self.newest
+    }
+
+    /// The threshold the datapoint was compared with.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
     }
 }
 
@@ -171,5 +204,24 @@ mod tests {
         assert!(AlarmReading::new(40.0, f64::INFINITY).is_none());
         assert!(AlarmReading::new(40.0, 0.0).is_none());
         assert!(AlarmReading::new(40.0, -1.0).is_none());
+    }
+
+    #[test]
+    fn a_deserialized_reading_passes_the_same_check() {
+        let parse = |json: &str| serde_json::from_str::<AlarmReading>(json);
+        let ok = parse(r#"{"newest": 40.0, "threshold": 30.0}"#).unwrap();
+        assert_eq!(ok, reading(40.0, 30.0));
+        for bad in [
+            r#"{"newest": 40.0, "threshold": 0.0}"#,
+            r#"{"newest": 40.0, "threshold": -2.5}"#,
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("threshold above zero"), "{bad}: {err}");
+        }
+        // JSON has no infinity: serde_json refuses it before the check.
+        assert!(parse(r#"{"newest": 1e999, "threshold": 30.0}"#).is_err());
+        // What it writes reads back.
+        let json = serde_json::to_string(&ok).unwrap();
+        assert_eq!(parse(&json).unwrap(), ok);
     }
 }

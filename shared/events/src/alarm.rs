@@ -617,7 +617,7 @@ mod tests {
 
     #[test]
     fn the_newest_datapoint_and_threshold_are_read_from_reason_data() {
-        let reading = |file: &str| alarm(file).reading.map(|r| (r.newest, r.threshold));
+        let reading = |file: &str| alarm(file).reading.map(|r| (r.newest(), r.threshold()));
         // The evaluated datapoint with the latest timestamp (09:40, 41.5), not the first listed.
         assert_eq!(reading("eventbridge-burst-alarm.json"), Some((41.5, 30.0)));
         assert_eq!(
@@ -630,7 +630,7 @@ mod tests {
         e["detail"]["state"]["reasonData"] =
             json!("{\"recentDatapoints\":[38.0,41.5,39.0],\"threshold\":30.0}");
         assert_eq!(
-            parse_eventbridge(&e).unwrap().reading.map(|r| r.newest),
+            parse_eventbridge(&e).unwrap().reading.map(|r| r.newest()),
             Some(39.0)
         );
         // No datapoint, a composite alarm's triggeringAlarms: nothing to read.
