@@ -131,8 +131,19 @@ impl Profile {
     pub fn build(series: &DemandSeries, tz: Tz, slot_secs: i64) -> Self {
         let per_day = (86_400 / slot_secs.max(1)) as usize;
         let mut days: Vec<Day> = Vec::new();
-        // A period longer than a slot fills every slot it covers.
-        let per_point = (series.period_secs / slot_secs.max(1)).max(1);
+        // A period longer than a slot fills every slot it overlaps: its instants one slot apart
+        // and its last second touch each of them (a 15-minute period over 10-minute slots
+        // spans two or three). A period within a slot counts where it starts.
+        let slot = slot_secs.max(1);
+        let period = series.period_secs.max(1);
+        let offsets: Vec<i64> = if period <= slot {
+            vec![0]
+        } else {
+            (0..period)
+                .step_by(slot as usize)
+                .chain([period - 1])
+                .collect()
+        };
         let mut local = LocalSlots::new(tz, slot_secs);
         // The local day of `days.last()`, as days since 1970-01-01.
         let mut last_day = i64::MIN;
@@ -142,8 +153,8 @@ impl Profile {
                 continue;
             }
             let at = start + series.period_secs * i as i64;
-            for k in 0..per_point {
-                let (day_number, slot) = local.of_secs(at + k * slot_secs);
+            for offset in &offsets {
+                let (day_number, slot) = local.of_secs(at + offset);
                 if day_number != last_day || days.is_empty() {
                     let date = day_date(day_number);
                     days.push(Day {
@@ -631,6 +642,30 @@ mod tests {
         let p = Profile::build(&s, Tz::UTC, 600);
         assert_eq!(p.days.len(), 1);
         assert_eq!(p.days[0].peaks[48], 9.0);
+    }
+
+    #[test]
+    fn a_period_longer_than_a_slot_fills_every_slot_it_overlaps() {
+        // GIVEN a whole day of datapoints at 15, 25, 45 minutes and an hour, over 10-minute slots
+        for period_minutes in [15, 25, 45, 60] {
+            let period = period_minutes * 60;
+            let points = 86_400 / period + 1;
+            let values: Vec<f32> = (0..points).map(|i| i as f32).collect();
+            let s = DemandSeries::new(utc("2026-03-02T00:00:00Z"), period, values);
+            let p = Profile::build(&s, Tz::UTC, 600);
+            // THEN every slot of the day has a peak, and the day counts as observed
+            let day = &p.days[0];
+            let empty = day.peaks.iter().filter(|v| v.is_nan()).count();
+            assert_eq!(
+                empty, 0,
+                "{period_minutes}-minute periods left {empty} slots empty"
+            );
+            assert!(day.observed(), "{period_minutes}-minute periods");
+            // AND a slot holds the busiest period overlapping it: 00:10-00:20 overlaps the
+            // first period only when it is longer than 20 minutes
+            let second = if period > 1200 { 0.0 } else { 1.0 };
+            assert_eq!(day.peaks[1], second, "{period_minutes}-minute periods");
+        }
     }
 
     #[test]
