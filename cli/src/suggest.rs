@@ -1,6 +1,7 @@
-//! `headroom plan suggest`: the base plan with each target's peaks replaced by the ones its own
-//! demand history shows, and a `[target.forecast]` section, printed as a complete plan on stdout
-//! with the evidence in comments. Two sources of history, one suggestion
+//! `headroom plan suggest`: the base plan with each target's weekly peaks replaced by the ones its
+//! own demand history shows (what it could not show is kept: `headroom_core::suggest::kept`),
+//! and a `[target.forecast]` section, printed as a complete plan on stdout with the evidence in
+//! comments. Two sources of history, one suggestion
 //! (`headroom_core::suggest::plan`):
 //!
 //! - `--days N` (the default, 14 days): each target's CloudWatch `Invocations` over the last N

@@ -106,3 +106,101 @@ fn a_budget_is_a_ratio_from_1_to_10_or_none() {
     assert!(!printed.contains("# Tuned"), "{printed}");
     assert!(!printed.contains("quantile ="), "{printed}");
 }
+
+#[test]
+fn written_peaks_the_history_cannot_show_are_kept_with_the_reason() {
+    // GIVEN the taxi base plan with a weekend peak and a one-time launch beside its weekday rush,
+    // and a first week of history (2 whole weekend days: too few to call a window recurring)
+    let base = std::fs::read_to_string(root().join("events/scenarios/nyc-taxi-learned/base.toml"))
+        .expect("base plan");
+    let base = format!(
+        "{base}
+  [[target.peak]]
+  name = \"weekend-brunch\"
+  cron = \"0 10 * * SAT,SUN\"
+  duration = \"2h\"
+  floor = 9
+
+  [[target.peak]]
+  name = \"launch\"
+  at = \"2014-10-20T14:00:00Z\"
+  duration = \"1h\"
+  floor = 30
+"
+    );
+    // WHEN the plan is suggested
+    let printed = suggest_untuned_from("kept", &base);
+    // THEN the weekday rush is replaced by what the history shows, and the other two stay as
+    // written, each with its reason
+    let plan = headroom_core::parse_plan("suggested", &printed).expect("a valid plan");
+    let names: Vec<&str> = plan.targets[0]
+        .peaks
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert!(!names.contains(&"weekday-morning-rush"), "{names:?}");
+    assert!(
+        names.contains(&"weekend-brunch") && names.contains(&"launch"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n.starts_with("weekday-")), "{names:?}");
+    for line in [
+        "written peak weekday-morning-rush replaced by what the history shows",
+        "written peak weekend-brunch kept: it fires on weekends, and the history holds 2 whole \
+         weekend day(s)",
+        "written peak launch kept: a one-time event",
+    ] {
+        assert!(printed.contains(line), "missing {line:?} in:\n{printed}");
+    }
+}
+
+#[test]
+fn the_forecast_figure_and_its_demand_are_written_together() {
+    // GIVEN a base plan whose forecast counts requests in flight, 0.8 per instance, and a world
+    // whose target tracking counts invocations per instance (22.5 a minute)
+    let base = std::fs::read_to_string(root().join("events/scenarios/nyc-taxi-learned/base.toml"))
+        .expect("base plan");
+    let base = format!(
+        "{base}
+  [target.forecast]
+  demand = \"concurrency\"
+  invocations_per_instance = 0.8
+"
+    );
+    // WHEN the plan is suggested from the trace, which the world reads as invocations
+    let printed = suggest_untuned_from("demand", &base);
+    // THEN the forecast divides invocations by the invocations figure, and says it replaced the
+    // base plan's pair
+    let plan = headroom_core::parse_plan("suggested", &printed).expect("a valid plan");
+    let forecast = plan.targets[0].forecast.as_ref().expect("a forecast");
+    assert_eq!(
+        (forecast.demand, forecast.invocations_per_instance),
+        (headroom_core::plan::forecast::DemandKind::Invocations, 22.5)
+    );
+    let line = "the base plan's forecast figure (0.8 per instance of concurrency) is replaced by \
+                the history's: 22.5 per instance of invocations";
+    assert!(printed.contains(line), "missing {line:?} in:\n{printed}");
+}
+
+/// `headroom plan suggest --budget none` on the taxi trace's first week, from `base` written to a
+/// temporary file: the printed plan (the command must succeed).
+fn suggest_untuned_from(name: &str, base: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("headroom-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("base.toml");
+    std::fs::write(&path, base).expect("write base");
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .current_dir(root())
+        .args(["plan", "suggest", "--plan", &path.display().to_string()])
+        .args(OFFLINE)
+        .args(["--budget", "none"])
+        .output()
+        .expect("run headroom");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}

@@ -62,6 +62,20 @@ impl Cron {
         &self.source
     }
 
+    /// The days of the week it fires on (Monday first), when it is a weekly rhythm: every month,
+    /// and no day of the month named. `None` for a schedule a week of history cannot show (the
+    /// first of the month, December only).
+    pub fn weekly_days(&self) -> Option<[bool; 7]> {
+        const EVERY_MONTH: u16 = 0b1_1111_1111_1110;
+        if self.dom_restricted || self.months != EVERY_MONTH {
+            return None;
+        }
+        // Bit 0 is Sunday.
+        Some(std::array::from_fn(|monday_first| {
+            self.days_of_week & (1 << ((monday_first + 1) % 7)) != 0
+        }))
+    }
+
     fn matches_date(&self, date: NaiveDate) -> bool {
         if self.months & (1 << date.month()) == 0 {
             return false;
@@ -233,6 +247,20 @@ mod tests {
 
     fn utc(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_weekly_rhythm_says_its_days_and_other_schedules_say_none() {
+        let days = |expr: &str| Cron::parse(expr).unwrap().weekly_days();
+        let (t, f) = (true, false);
+        assert_eq!(days("0 9 * * MON-FRI"), Some([t, t, t, t, t, f, f]));
+        assert_eq!(days("0 9 * * SAT,SUN"), Some([f, f, f, f, f, t, t]));
+        assert_eq!(days("0 9 * * 0"), Some([f, f, f, f, f, f, t]));
+        assert_eq!(days("0 9 * * 7"), Some([f, f, f, f, f, f, t]));
+        assert_eq!(days("30 13 * 1-12 *"), Some([t; 7]));
+        assert_eq!(days("0 9 1 * *"), None);
+        assert_eq!(days("0 9 * 12 *"), None);
+        assert_eq!(days("0 9 15 * MON"), None);
     }
 
     #[test]

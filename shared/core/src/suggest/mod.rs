@@ -21,6 +21,7 @@
 
 pub mod capacity;
 pub mod cloudwatch;
+pub mod kept;
 pub mod plan;
 pub mod render;
 pub mod tune;

@@ -1,13 +1,14 @@
-//! The suggested plan as TOML: the base plan, each suggested target's peaks replaced and its
-//! `[target.forecast]` set, and the evidence as comments on top. The output is checked by the
-//! same validation as `plan validate` before it is returned, so it is always a plan headroom
-//! accepts.
+//! The suggested plan as TOML: the base plan, each suggested target's peaks replaced where the
+//! history could show them (`kept.rs`) and its `[target.forecast]` set, and the evidence as
+//! comments on top. The output is checked by the same validation as `plan validate` before it is
+//! returned, so it is always a plan headroom accepts.
 
 use std::fmt::Write as _;
 
 use crate::plan::file::{PeakFile, PlanFile};
 use crate::plan::forecast::DemandKind;
 use crate::plan::{parse_plan, PlanError};
+use crate::suggest::kept::kept_because;
 use crate::suggest::TargetSuggestion;
 
 /// What to write for one target of the base plan.
@@ -47,36 +48,63 @@ pub fn render_plan(
         file: base_name.to_owned(),
         message: e.message().to_owned(),
     })?;
+    // Per target: what the suggestion did to what the base plan wrote, for the evidence.
+    let mut written: Vec<(String, Vec<String>)> = Vec::new();
     for t in &mut file.targets {
         let Some(change) = changes.iter().find(|c| c.resource_id == t.resource_id) else {
             continue;
         };
-        if change.suggestion.too_little_history() {
-            // Nothing to replace them with: the forecast section alone is added, and it waits
-            // for enough history too.
-        } else {
-            t.peaks = change
-                .suggestion
-                .peaks
-                .iter()
-                .map(|p| PeakFile {
-                    name: p.name.clone(),
-                    cron: Some(p.cron()),
-                    timezone: None,
-                    at: None,
-                    duration: p.duration,
-                    floor: p.floor,
-                    suspend_scale_in: false,
-                })
-                .collect();
+        let mut lines = Vec::new();
+        if !change.suggestion.too_little_history() {
+            for p in &t.peaks {
+                lines.push(match kept_because(p, &change.suggestion) {
+                    Some(why) => format!("written peak {} kept: {why}", p.name),
+                    None => format!("written peak {} replaced by what the history shows", p.name),
+                });
+            }
+        }
+        t.peaks
+            .retain(|p| kept_because(p, &change.suggestion).is_some());
+        for p in &change.suggestion.peaks {
+            // A suggested name is unlikely to match a kept one, but names must be unique.
+            let mut name = p.name.clone();
+            while t.peaks.iter().any(|k| k.name == name) {
+                name.push_str("-suggested");
+            }
+            t.peaks.push(PeakFile {
+                name,
+                cron: Some(p.cron()),
+                timezone: None,
+                at: None,
+                duration: p.duration,
+                floor: p.floor,
+                suspend_scale_in: false,
+            });
         }
         let mut forecast = t.forecast.clone().unwrap_or_default();
-        forecast.invocations_per_instance = Some(change.invocations_per_instance);
-        // The figure is per instance of what the history measured: say so when that is not
-        // the default (requests).
-        if change.demand != DemandKind::Invocations {
-            forecast.demand = Some(change.demand.as_str().to_owned());
+        // The figure is per instance of what the history measured, so the two are written
+        // together: a base plan's `demand` beside a figure for another demand would forecast in
+        // one unit and divide by another.
+        let written_demand = forecast
+            .demand
+            .clone()
+            .unwrap_or_else(|| DemandKind::Invocations.as_str().to_owned());
+        let same_demand = written_demand == change.demand.as_str();
+        let written_figure = forecast.invocations_per_instance;
+        if !same_demand || written_figure.is_some_and(|v| v != change.invocations_per_instance) {
+            lines.push(format!(
+                "the base plan's forecast figure ({} per instance of {written_demand}) is \
+                 replaced by the history's: {} per instance of {}",
+                written_figure.map_or("none".to_owned(), |v| v.to_string()),
+                change.invocations_per_instance,
+                change.demand.as_str()
+            ));
         }
+        if !same_demand {
+            forecast.demand = (change.demand != DemandKind::Invocations)
+                .then(|| change.demand.as_str().to_owned());
+        }
+        forecast.invocations_per_instance = Some(change.invocations_per_instance);
         if forecast.mode.is_none() {
             forecast.mode = Some("active".into());
         }
@@ -84,6 +112,7 @@ pub fn render_plan(
             forecast.min_history = Some(super::SUGGESTED_MIN_HISTORY);
         }
         t.forecast = Some(forecast);
+        written.push((t.resource_id.clone(), lines));
     }
     let body = toml::to_string(&file).map_err(|e| RenderError::Write(e.to_string()))?;
     let mut out = String::new();
@@ -98,14 +127,15 @@ pub fn render_plan(
         for p in &c.suggestion.peaks {
             let _ = writeln!(
                 out,
-                "#   peak {}: {} for {}, floor {} (quiet-day demand {:.1}/min, typical up to {:.1}/min, day median {:.1}/min)",
+                "#   peak {}: {} for {}, floor {} (quiet-day demand {:.1}{unit}, typical up to {:.1}{unit}, day median {:.1}{unit})",
                 p.name,
                 p.cron(),
                 p.duration,
                 p.floor,
                 p.quiet,
                 p.typical,
-                p.day_median
+                p.day_median,
+                unit = demand_unit(c.demand)
             );
         }
         for n in &c.suggestion.notes {
@@ -117,9 +147,23 @@ pub fn render_plan(
                 "#   too little history to suggest peaks: this target's peaks are kept as in {base_name}"
             );
         }
+        for (_, lines) in written.iter().filter(|(id, _)| *id == c.resource_id) {
+            for line in lines {
+                let _ = writeln!(out, "#   {line}");
+            }
+        }
     }
     let _ = writeln!(out);
     out.push_str(&body);
     parse_plan("the suggested plan", &out).map_err(RenderError::Invalid)?;
     Ok(out)
+}
+
+/// How the evidence writes a level of `demand`.
+fn demand_unit(demand: DemandKind) -> &'static str {
+    match demand {
+        DemandKind::Invocations => "/min",
+        DemandKind::Concurrency => " in flight",
+        DemandKind::Backlog => " queued",
+    }
 }
