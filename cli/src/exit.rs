@@ -94,6 +94,8 @@ pub fn classify(e: &anyhow::Error) -> Exit {
         if link.is::<PlanError>()
             || link.is::<EventError>()
             || link.is::<headroom_sim::scenario::ScenarioError>()
+            || link.is::<headroom_sim::trace::TraceError>()
+            || link.is::<headroom_sim::world::WorldError>()
         {
             return Exit::Invalid;
         }

@@ -26,7 +26,7 @@ use headroom_core::suggest::tune::DEFAULT_BUDGET;
 use headroom_sim::suggest::suggest_plan_within;
 use headroom_sim::{Trace, World};
 
-use crate::exit::{CliError, Exit};
+use crate::exit::{usage, CliError, Exit};
 
 #[derive(clap::Args, Debug)]
 pub struct SuggestArgs {
@@ -98,6 +98,13 @@ fn offline(
         &world_path.display().to_string(),
         &read(world_path, "world file")?,
     )?;
+    if let Some(until) = until.filter(|u| *u <= trace.start) {
+        return Err(usage(format!(
+            "--until {until} is not after the trace's first row ({}): there is no history \
+             before it to learn from",
+            trace.start
+        )));
+    }
     suggest_plan_within(base, &trace, &world, until, budget).map_err(suggest_error)
 }
 

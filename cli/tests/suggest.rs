@@ -185,22 +185,102 @@ fn the_forecast_figure_and_its_demand_are_written_together() {
 /// `headroom plan suggest --budget none` on the taxi trace's first week, from `base` written to a
 /// temporary file: the printed plan (the command must succeed).
 fn suggest_untuned_from(name: &str, base: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("headroom-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("base.toml");
-    std::fs::write(&path, base).expect("write base");
-    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .current_dir(root())
-        .args(["plan", "suggest", "--plan", &path.display().to_string()])
-        .args(OFFLINE)
-        .args(["--budget", "none"])
-        .output()
-        .expect("run headroom");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = suggest_from(name, base, None);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// `headroom plan suggest --budget none` from `base` written to a temporary file, on the taxi
+/// trace's first week or on `trace` (its text) in place of the taxi trace.
+fn suggest_from(name: &str, base: &str, trace: Option<&str>) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!("headroom-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("base.toml");
+    std::fs::write(&path, base).expect("write base");
+    let mut args = OFFLINE.map(str::to_owned);
+    if let Some(text) = trace {
+        let trace_path = dir.join("trace.csv");
+        std::fs::write(&trace_path, text).expect("write trace");
+        args[1] = trace_path.display().to_string();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .current_dir(root())
+        .args(["plan", "suggest", "--plan", &path.display().to_string()])
+        .args(args)
+        .args(["--budget", "none"])
+        .output()
+        .expect("run headroom");
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn taxi_base() -> String {
+    std::fs::read_to_string(root().join("events/scenarios/nyc-taxi-learned/base.toml"))
+        .expect("base plan")
+}
+
+#[test]
+fn a_plan_and_world_that_disagree_are_invalid_input_with_the_cause() {
+    // GIVEN a base plan with a target the world does not simulate
+    let base = format!(
+        "{}
+[[target]]
+resource_id = \"endpoint/not-in-the-world/variant/AllTraffic\"
+min_capacity = 1
+max_capacity = 4
+",
+        taxi_base()
+    );
+    let out = suggest_from("disagree", &base, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // THEN exit 5 (invalid input), naming the target, as `simulate` would; nothing printed
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("the plan and the world disagree")
+            && err.contains("endpoint/not-in-the-world/variant/AllTraffic has no [[target]]"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_serverless_target_is_suggested_under_its_dimension() {
+    // GIVEN the taxi target as a serverless variant's provisioned concurrency
+    let base = taxi_base().replace(
+        "resource_id = \"endpoint/taxi-demand/variant/AllTraffic\"",
+        "resource_id = \"endpoint/taxi-demand/variant/AllTraffic\"\ndimension = \"provisioned_concurrency\"",
+    );
+    assert!(
+        base.contains("dimension"),
+        "the base plan changed: update this test"
+    );
+    let printed = suggest_untuned_from("serverless", &base);
+    // THEN it gets its history, its peaks and a forecast like any target
+    assert!(printed.contains("#   history: 7 day(s)"), "{printed}");
+    let plan = headroom_core::parse_plan("suggested", &printed).expect("a valid plan");
+    assert!(plan.targets[0].forecast.is_some(), "{printed}");
+}
+
+#[test]
+fn a_trace_that_does_not_parse_is_invalid_input() {
+    let trace = "timestamp,requests\n2014-10-06T04:00:00Z,5\n2014-10-06T05:00:00Z,6\n\
+                 2014-10-06T05:30:00Z,7\n";
+    let out = suggest_from("badtrace", &taxi_base(), Some(trace));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(err.contains("invalid"), "{err}");
+}
+
+#[test]
+fn an_until_before_the_trace_is_a_usage_error() {
+    let mut args = OFFLINE;
+    args[5] = "2014-10-06T04:00:00Z"; // the trace's first row: no history before it
+    let out = suggest(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no history before it"), "{err}");
 }

@@ -58,32 +58,7 @@ impl Scenario {
         mut world: World,
         trace: Trace,
     ) -> Result<Self, ScenarioError> {
-        let mut problems = Vec::new();
-        for t in &mut world.targets {
-            match plan.target(&t.id) {
-                // The world file names the resource; the plan says its dimension (a serverless
-                // variant's provisioned concurrency), and the simulated AAS keys by both.
-                Some(p) => t.id = p.id.clone(),
-                None => problems.push(format!(
-                    "world target {} is not in the plan: the simulator takes its MinCapacity and MaxCapacity from the plan's [[target]]",
-                    t.id
-                )),
-            }
-        }
-        for t in &plan.targets {
-            if world.target_index(&t.id).is_none() {
-                problems.push(format!(
-                    "plan target {} has no [[target]] in the world file: say what it serves (capacity_per_instance, provisioning, ...)",
-                    t.id
-                ));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(ScenarioError::Mismatch(format!(
-                "scenario {name}: the plan and the world disagree:\n  - {}",
-                problems.join("\n  - ")
-            )));
-        }
+        match_targets(&format!("scenario {name}"), &plan, &mut world)?;
         Ok(Self {
             name: name.to_owned(),
             plan,
@@ -132,5 +107,38 @@ impl Scenario {
         }
         out.sort_unstable();
         out
+    }
+}
+
+/// Checks that `plan` and `world` name the same targets (`what` names the run in the error), and gives the world's targets the
+/// plan's ids: the world file names the resource, the plan says its dimension (a serverless
+/// variant's provisioned concurrency), and the simulated AAS keys by both. What `simulate`
+/// refuses, `plan suggest` refuses too, before any backtest.
+pub fn match_targets(what: &str, plan: &Plan, world: &mut World) -> Result<(), ScenarioError> {
+    let mut problems = Vec::new();
+    for t in &mut world.targets {
+        match plan.target(&t.id) {
+            Some(p) => t.id = p.id.clone(),
+            None => problems.push(format!(
+                "world target {} is not in the plan: the simulator takes its MinCapacity and MaxCapacity from the plan's [[target]]",
+                t.id
+            )),
+        }
+    }
+    for t in &plan.targets {
+        if world.target_index(&t.id).is_none() {
+            problems.push(format!(
+                "plan target {} has no [[target]] in the world file: say what it serves (capacity_per_instance, provisioning, ...)",
+                t.id
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError::Mismatch(format!(
+            "{what}: the plan and the world disagree:\n  - {}",
+            problems.join("\n  - ")
+        )))
     }
 }

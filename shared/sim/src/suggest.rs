@@ -115,10 +115,29 @@ pub fn suggest_plan_within(
     budget: Option<f64>,
 ) -> Result<String, SuggestError> {
     let until = until.map(|u| u.min(trace.end()));
+    let world = &matched_world(base, world)?;
     match budget {
         Some(budget) => crate::tune::tuned(base, trace, world, until, budget),
         None => suggest_untuned(base, trace, world, until, &[]),
     }
+}
+
+/// `world` with its targets under the base plan's ids, or why the two disagree (as `simulate`
+/// would say it): a suggestion for a plan the world does not simulate would print an untuned
+/// plan with a wrong reason.
+fn matched_world(
+    base: (&str, &str),
+    world: &crate::world::World,
+) -> Result<crate::world::World, SuggestError> {
+    let plan = headroom_core::parse_plan(base.0, base.1)?;
+    let mut world = world.clone();
+    crate::scenario::match_targets("plan suggest", &plan, &mut world).map_err(|e| {
+        SuggestError::Base {
+            file: base.0.to_owned(),
+            problem: e.to_string(),
+        }
+    })?;
+    Ok(world)
 }
 
 /// The suggestion with the base plan as written, `extra` lines added to the evidence on top.
