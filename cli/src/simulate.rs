@@ -67,6 +67,9 @@ fn chart_targets(
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let scenario = load(&args)?;
+    for warning in scenario.warnings() {
+        eprintln!("warning: {warning}");
+    }
     // indicatif draws only when stderr is a terminal; piped or redirected, nothing is written.
     let bar = indicatif::ProgressBar::new(100).with_style(
         indicatif::ProgressStyle::with_template("simulating {msg:<16} {bar:30} {pos:>3} %")

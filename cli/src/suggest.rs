@@ -24,7 +24,7 @@ use headroom_core::suggest::cloudwatch::{
 use headroom_core::suggest::plan::SuggestError;
 use headroom_core::suggest::tune::DEFAULT_BUDGET;
 use headroom_sim::suggest::suggest_plan_within;
-use headroom_sim::{Trace, World};
+use headroom_sim::{Scenario, Trace, World};
 
 use crate::exit::{usage, CliError, Exit};
 
@@ -98,6 +98,14 @@ fn offline(
         &world_path.display().to_string(),
         &read(world_path, "world file")?,
     )?;
+    // What `simulate` would warn about, the backtest meets too.
+    if let Ok(plan) = headroom_core::parse_plan(base.0, base.1) {
+        if let Ok(scenario) = Scenario::new("plan suggest", plan, world.clone(), trace.clone()) {
+            for warning in scenario.warnings() {
+                eprintln!("warning: {warning}");
+            }
+        }
+    }
     if let Some(until) = until.filter(|u| *u <= trace.start) {
         return Err(usage(format!(
             "--until {until} is not after the trace's first row ({}): there is no history \

@@ -275,6 +275,57 @@ fn a_world_target_missing_from_the_plan_is_refused_by_name() {
 }
 
 #[test]
+fn an_alarm_the_world_lacks_and_a_target_nothing_scales_are_warned_about() {
+    let world = |policy: &str| {
+        World::parse(
+            "w",
+            &format!(
+                "[[target]]\nresource_id = \"endpoint/e/variant/v\"\ncapacity_per_instance = 1.0\n\
+                 provisioning = \"5m\"\n{policy}\n[[alarm]]\nname = \"e-burst\"\n\
+                 target = \"endpoint/e/variant/v\"\nmetric = \"InvocationsPerInstance\"\n\
+                 comparison = \"GreaterThanThreshold\"\nthreshold = 50.0\n\
+                 evaluation_periods = 1\ndatapoints_to_alarm = 1\n"
+            ),
+        )
+        .expect("valid world")
+    };
+    let plan = |alarm: &str| {
+        headroom_core::parse_plan(
+            "p",
+            &format!(
+                "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\n\
+                 max_capacity = 2\n[target.guard]\nalarms = [\"{alarm}\"]\n"
+            ),
+        )
+        .expect("valid plan")
+    };
+    let trace =
+        headroom_sim::Trace::parse("t", &trace("2026-01-05T00:00:00Z", 2, |_| 1.0)).expect("trace");
+    let tracked =
+        "[target.target_tracking]\nmetric = \"InvocationsPerInstance\"\ntarget_value = 48\n";
+    let warnings = |plan, world| {
+        Scenario::new("x", plan, world, trace.clone())
+            .expect("valid scenario")
+            .warnings()
+    };
+    // Named by name or by ARN, tracked: nothing to say.
+    assert_eq!(
+        warnings(plan("e-burst"), world(tracked)),
+        Vec::<String>::new()
+    );
+    let arn = "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:e-burst";
+    assert_eq!(warnings(plan(arn), world(tracked)), Vec::<String>::new());
+    // A typo in the alarm's name, and no policy at all: one line each.
+    let w = warnings(plan("e-brust"), world(""));
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("guard alarm \"e-brust\" is not an [[alarm]] of the world"),
+        "{w:?}"
+    );
+    assert!(w[1].contains("no scaling policy"), "{w:?}");
+}
+
+#[test]
 fn the_chart_draws_one_panel_per_strategy() {
     let s = headroom_sim::synthetic::fleet(1, 1).expect("fleet");
     let results = run(&s);
