@@ -560,6 +560,28 @@ fn a_backlog_forecast_on_an_inference_component_is_refused() {
     );
 }
 
+#[test]
+fn a_history_shorter_than_the_default_min_history_says_the_default_is_the_problem() {
+    let plan = |extra: &str| {
+        parse_plan(
+            "test.toml",
+            &format!("version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\nmax_capacity = 4\n[target.forecast]\ninvocations_per_instance = 30.0\nhistory = \"1d\"\n{extra}"),
+        )
+    };
+    let err = plan("")
+        .expect_err("the default 3d is over the history")
+        .to_string();
+    assert!(err.contains("3d (the default: set min_history"), "{err}");
+    let err = plan("min_history = \"2d\"\n")
+        .expect_err("invalid")
+        .to_string();
+    assert!(
+        err.contains("2d must be at least 1d") && !err.contains("the default"),
+        "{err}"
+    );
+    plan("min_history = \"1d\"\n").expect("valid");
+}
+
 /// The refresh's schedule review of a peak at floor 10 under the 20 instances the window needs,
 /// with the forecast section `forecast` (a mode line or nothing).
 fn reviewed_beside(forecast: &str) -> headroom_core::forecast::schedule_review::Verdict {

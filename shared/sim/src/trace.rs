@@ -62,6 +62,8 @@ impl Trace {
         let mut rows: Vec<(usize, usize, DateTime<Utc>, u64)> = Vec::new();
         let mut data_rows = 0;
         let mut saw_header = false;
+        // A spreadsheet's export may start with a byte-order mark.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let row = raw.trim();
@@ -223,9 +225,14 @@ fn parse_row(row: &str) -> Result<(DateTime<Utc>, u64), String> {
         ));
     }
     let n = n.trim();
-    let count: u64 = n
-        .parse()
-        .map_err(|_| format!("requests {:?} is not a non-negative whole number", cut(n)))?;
+    let count: u64 = n.parse::<u64>().map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!(
+            "requests {:?} is more than a trace row can hold (at most {})",
+            cut(n),
+            u64::MAX
+        ),
+        _ => format!("requests {:?} is not a non-negative whole number", cut(n)),
+    })?;
     Ok((at.with_timezone(&Utc), count))
 }
 
@@ -286,6 +293,34 @@ mod tests {
         let err =
             Trace::parse("one.csv", "timestamp,requests\n2026-01-01T00:00:00Z,1\n").unwrap_err();
         assert!(err.to_string().contains("at least two rows"), "{err}");
+    }
+
+    #[test]
+    fn a_count_too_large_says_so_a_fraction_is_not_whole_and_a_bom_is_skipped() {
+        let row = |n: &str| {
+            Trace::parse(
+                "t.csv",
+                &format!("timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-01T00:01:00Z,{n}\n"),
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        let bom = "\u{feff}timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-01T00:01:00Z,2\n";
+        assert_eq!(
+            Trace::parse("bom.csv", bom)
+                .expect("a BOM is skipped")
+                .counts,
+            [1, 2]
+        );
+        let err = row("99999999999999999999999");
+        assert!(err.contains("more than a trace row can hold"), "{err}");
+        for bad in ["1.5", "-3", "many"] {
+            let err = row(bad);
+            assert!(
+                err.contains("is not a non-negative whole number"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -224,7 +224,14 @@ pub fn check_forecast(
     if min_history > history || min_history < Span::hours(24) {
         fail(
             field("min_history"),
-            format!("{min_history} must be at least 1d and at most the history ({history})"),
+            format!(
+                "{min_history}{} must be at least 1d and at most the history ({history})",
+                if raw.min_history.is_none() {
+                    " (the default: set min_history to at most the history)"
+                } else {
+                    ""
+                }
+            ),
         );
     }
     let slot = raw.slot.unwrap_or(DEFAULT_SLOT);
