@@ -98,6 +98,14 @@ fn offline(
         &world_path.display().to_string(),
         &read(world_path, "world file")?,
     )?;
+    // A row counts once it has ended before --until.
+    let first_row_end = trace.start + chrono::Duration::seconds(trace.interval_secs);
+    if let Some(until) = until.filter(|u| *u < first_row_end) {
+        return Err(usage(format!(
+            "--until {until} is before the trace's first row ends ({first_row_end}): there is \
+             no history before it to learn from"
+        )));
+    }
     // What `simulate` would warn about, the backtest meets too.
     if let Ok(plan) = headroom_core::parse_plan(base.0, base.1) {
         if let Ok(scenario) = Scenario::new("plan suggest", plan, world.clone(), trace.clone()) {
@@ -105,13 +113,6 @@ fn offline(
                 eprintln!("warning: {warning}");
             }
         }
-    }
-    if let Some(until) = until.filter(|u| *u <= trace.start) {
-        return Err(usage(format!(
-            "--until {until} is not after the trace's first row ({}): there is no history \
-             before it to learn from",
-            trace.start
-        )));
     }
     suggest_plan_within(base, &trace, &world, until, budget).map_err(suggest_error)
 }

@@ -178,7 +178,7 @@ fn the_forecast_figure_and_its_demand_are_written_together() {
         (headroom_core::plan::forecast::DemandKind::Invocations, 22.5)
     );
     let line = "the base plan's forecast figure (0.8 per instance of concurrency) is replaced by \
-                the history's: 22.5 per instance of invocations";
+                the one above: 22.5 per instance of invocations";
     assert!(printed.contains(line), "missing {line:?} in:\n{printed}");
 }
 
@@ -277,10 +277,13 @@ fn a_trace_that_does_not_parse_is_invalid_input() {
 
 #[test]
 fn an_until_before_the_trace_is_a_usage_error() {
-    let mut args = OFFLINE;
-    args[5] = "2014-10-06T04:00:00Z"; // the trace's first row: no history before it
-    let out = suggest(&args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("no history before it"), "{err}");
+    // The trace's rows are 30 minutes apart from 04:00: before 04:30 no row has ended.
+    for until in ["2014-10-06T04:00:00Z", "2014-10-06T04:29:59Z"] {
+        let mut args = OFFLINE;
+        args[5] = until;
+        let out = suggest(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{until}: {err}");
+        assert!(err.contains("no history before it"), "{err}");
+    }
 }

@@ -68,8 +68,9 @@ impl Scenario {
     }
 
     /// What the simulation can run but probably not as meant: a guard or wake alarm that no
-    /// `[[alarm]]` of the world defines (it never fires here), a target with no scaling policy
-    /// in the world (the target-tracking baseline never scales). For stderr.
+    /// `[[alarm]]` of the world defines (it never fires here; an ARN counts by its name, as the
+    /// engine matches it), a target with no scaling policy in the world (the target-tracking
+    /// baseline never scales). For stderr.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for t in &self.plan.targets {
@@ -78,10 +79,7 @@ impl Scenario {
                 .chain([("wake", t.wake.as_ref().map(|w| &w.alarms))]);
             for (role, alarms) in named {
                 for alarm in alarms.into_iter().flatten() {
-                    // An ARN names the alarm after its last `alarm:`.
-                    let name = alarm
-                        .rsplit_once("alarm:")
-                        .map_or(alarm.as_str(), |(_, n)| n);
+                    let name = headroom_core::plan::AlarmArn::name_in(alarm);
                     if !self.world.alarms.iter().any(|a| a.name == name) {
                         out.push(format!(
                             "target {}: {role} alarm {name:?} is not an [[alarm]] of the world: it never fires in this simulation",
@@ -94,7 +92,7 @@ impl Scenario {
         for t in &self.world.targets {
             if t.tracking.is_none() && t.backlog_step.is_none() && t.scheduled.is_empty() {
                 out.push(format!(
-                    "target {}: the world gives it no scaling policy (target_tracking, backlog_step or scheduled): target tracking alone never scales it, and ratios against it mean little",
+                    "target {}: the world gives it no scaling policy ([target.target_tracking], [target.backlog_step_policy] or [[target.scheduled_action]]): the target-tracking baseline never scales it, and ratios against it mean little",
                     t.id
                 ));
             }

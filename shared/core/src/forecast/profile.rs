@@ -204,10 +204,16 @@ impl Profile {
     /// whole zero weekday in a first week cost 6-9 points of breach cut on two held-out traces
     /// and took one over budget). Only exact zeros count, and only where the same slot is
     /// usually busy: a quiet night, a batch endpoint idle most days or every weekend, stays what
-    /// it is. A day blanked this way no longer counts as observed.
+    /// it is. A day blanked this way no longer counts as observed, and so is not re-classed: an
+    /// endpoint truly idle on a public holiday (exact zeros all day) is left out rather than
+    /// joining the weekends. A run is counted within a local day and between missing slots, and
+    /// a kind with two days of history flags nothing (its lower median is the smaller day). On
+    /// today's partial day a zero stretch is demand until it has lasted the run, then missing.
     fn drop_outages(&mut self) {
         let per_day = self.slots_per_day();
-        let run = (OUTAGE_RUN.as_secs() / self.slot_secs.max(1)).max(1) as usize;
+        // At least the whole run, also where a slot does not divide it (45-minute slots: two).
+        let run = (OUTAGE_RUN.as_secs().unsigned_abs())
+            .div_ceil(self.slot_secs.max(1).unsigned_abs()) as usize;
         let mut scratch: Vec<f32> = Vec::with_capacity(self.days.len());
         // Per kind of date: an endpoint idle every weekend is not down every weekend.
         let mut usually_busy = |kind: DayKind| -> Vec<bool> {
@@ -235,9 +241,16 @@ impl Profile {
                 DayKind::Weekday => &weekdays,
                 DayKind::Weekend => &weekends,
             };
+            // Each slot dead or not, then one past the day's end that is not (closes a run).
+            let dead: Vec<bool> = day
+                .peaks
+                .iter()
+                .zip(usually_busy)
+                .map(|(v, busy)| *v == 0.0 && *busy)
+                .chain([false])
+                .collect();
             let mut from = None;
-            for slot in 0..=per_day {
-                let dead = slot < per_day && day.peaks[slot] == 0.0 && usually_busy[slot];
+            for (slot, dead) in dead.into_iter().enumerate() {
                 match (dead, from) {
                     (true, None) => from = Some(slot),
                     (false, Some(start)) => {
@@ -721,11 +734,16 @@ mod tests {
                 "{period_minutes}-minute periods left {empty} slots empty"
             );
             assert!(day.observed(), "{period_minutes}-minute periods");
-            // AND a slot holds the busiest period overlapping it: 00:10-00:20 overlaps the
-            // first period only when it is longer than 20 minutes
-            let second = if period > 1200 { 0.0 } else { 1.0 };
+            // AND a slot holds the busiest period overlapping it: the second period (value 1)
+            // starts inside 00:10-00:20 only when periods are shorter than 20 minutes
+            let second = if period < 1200 { 1.0 } else { 0.0 };
             assert_eq!(day.peaks[1], second, "{period_minutes}-minute periods");
         }
+        // AND a period that starts off the slots' grid fills the last slot it reaches too:
+        // 00:06:40-00:21:40 overlaps 00:00, 00:10 and 00:20
+        let s = DemandSeries::new(utc("2026-03-02T00:06:40Z"), 900, vec![5.0, 1.0]);
+        let p = Profile::build(&s, Tz::UTC, 600);
+        assert_eq!(p.days[0].peaks[..3], [5.0, 5.0, 5.0]);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! - a one-time peak (`at`): a launch or an announced event is in no history;
 //! - a schedule that is not weekly (the first of the month, December only): a week or two of
 //!   history cannot show it;
+//! - a weekly peak on some days of a kind only (Mondays, Friday and Saturday): suggestions are
+//!   per kind of day, from what most of its days did, and a Monday-only surge never shows there;
 //! - a weekly peak on a kind of day with too little history (a weekend peak from a week's
 //!   trace, which holds two weekend days).
 //!
@@ -28,6 +30,15 @@ pub fn kept_because(peak: &PeakFile, suggestion: &TargetSuggestion) -> Option<St
         ));
     };
     let (weekdays, weekend) = days.split_at(5);
+    // A suggestion is per kind of day (MON-FRI, SAT,SUN), from what most days of it did: a
+    // Monday-only surge is one weekday in five and never shows in it.
+    let partly = |fires: &[bool]| fires.contains(&true) && fires.contains(&false);
+    if partly(weekdays) || partly(weekend) {
+        return Some(format!(
+            "`{cron}` fires on some days of a kind only, and suggestions are for every weekday \
+             or every weekend day"
+        ));
+    }
     let short = |fires: &[bool], had: usize| fires.contains(&true) && had < MIN_DAYS_PER_KIND;
     if short(weekdays, suggestion.weekdays) {
         return Some(format!(
@@ -90,6 +101,10 @@ mod tests {
             (recurring("0 9 * * *"), 10, 4, false),
             (recurring("0 9 1 * *"), 20, 8, true),
             (recurring("0 9 * 12 MON-FRI"), 20, 8, true),
+            (recurring("0 9 * * MON"), 20, 8, true),
+            (recurring("0 9 * * FRI,SAT"), 20, 8, true),
+            (recurring("0 9 * * SUN"), 20, 8, true),
+            (recurring("0 9 * * 1-7"), 20, 8, false),
             (one_time.clone(), 20, 8, true),
         ];
         for (peak, weekdays, weekend, kept) in table {

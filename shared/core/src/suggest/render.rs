@@ -55,16 +55,24 @@ pub fn render_plan(
             continue;
         };
         let mut lines = Vec::new();
-        if !change.suggestion.too_little_history() {
-            for p in &t.peaks {
-                lines.push(match kept_because(p, &change.suggestion) {
-                    Some(why) => format!("written peak {} kept: {why}", p.name),
-                    None => format!("written peak {} replaced by what the history shows", p.name),
-                });
-            }
-        }
-        t.peaks
-            .retain(|p| kept_because(p, &change.suggestion).is_some());
+        let kept: Vec<bool> = t
+            .peaks
+            .iter()
+            .map(|p| {
+                let why = kept_because(p, &change.suggestion);
+                if !change.suggestion.too_little_history() {
+                    lines.push(match &why {
+                        Some(why) => format!("written peak {} kept: {why}", p.name),
+                        None => {
+                            format!("written peak {} replaced by what the history shows", p.name)
+                        }
+                    });
+                }
+                why.is_some()
+            })
+            .collect();
+        let mut verdicts = kept.iter();
+        t.peaks.retain(|_| verdicts.next().copied().unwrap_or(true));
         for p in &change.suggestion.peaks {
             // A suggested name is unlikely to match a kept one, but names must be unique.
             let mut name = p.name.clone();
@@ -91,10 +99,18 @@ pub fn render_plan(
             .unwrap_or_else(|| DemandKind::Invocations.as_str().to_owned());
         let same_demand = written_demand == change.demand.as_str();
         let written_figure = forecast.invocations_per_instance;
-        if !same_demand || written_figure.is_some_and(|v| v != change.invocations_per_instance) {
+        // Said only where the base plan wrote a figure or a demand that the suggestion changes.
+        let wrote = t
+            .forecast
+            .as_ref()
+            .is_some_and(|f| f.demand.is_some() || f.invocations_per_instance.is_some());
+        if wrote
+            && (!same_demand
+                || written_figure.is_some_and(|v| v != change.invocations_per_instance))
+        {
             lines.push(format!(
                 "the base plan's forecast figure ({} per instance of {written_demand}) is \
-                 replaced by the history's: {} per instance of {}",
+                 replaced by the one above: {} per instance of {}",
                 written_figure.map_or("none".to_owned(), |v| v.to_string()),
                 change.invocations_per_instance,
                 change.demand.as_str()
