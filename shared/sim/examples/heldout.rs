@@ -1,6 +1,6 @@
-//! A held-out check for the learning rules: writes ten synthetic scenarios that no rule was tuned
-//! on, each as an operator would set it up from the trace's first week, for the learned-plan
-//! benchmark to run:
+//! A held-out check for the learning rules: writes thirteen synthetic scenarios that no rule was
+//! tuned on, each as an operator would set it up from the trace's first week, for the
+//! learned-plan benchmark to run:
 //!
 //! ```text
 //! cargo run --release -p headroom-sim --example heldout -- DIR
@@ -22,6 +22,11 @@
 //!   target tracking is behind each jump (15-17 % of the minutes in breach), the regime of the
 //!   issue's real load-balancer trace (its yardstick: -72 % at 1.27x there, -70 % to -74 % at
 //!   1.19-1.21x here).
+//!
+//! - `calm-low`, `web-low`, `lb-low`: the same as calm, web and the choppy load balancer at a
+//!   fifth to a quarter of the traffic (about 50 requests a minute, two or three instances):
+//!   there one instance more is half as many again, every floor moves in large steps, and the
+//!   Poisson noise of a minute is a larger share of it.
 //!
 //! Beside each, `yardstick.toml`: the issue's naive seasonal floor on the same target, for
 //! `headroom simulate --plan DIR/NAME/yardstick.toml --trace DIR/NAME/trace.csv`.
@@ -48,7 +53,7 @@ const INVOCATIONS_PER_INSTANCE: f64 = 24.0;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).ok_or("usage: heldout DIR")?;
     let start = Utc.with_ymd_and_hms(2026, 1, 5, 0, 0, 0).unwrap(); // a Monday
-    let scenarios: [(&str, Rows); 10] = [
+    let scenarios: [(&str, Rows); 13] = [
         ("web1", web(start, 101, 300.0, &BUSY)),
         ("web2", web(start, 202, 450.0, &BUSY)),
         ("web3", web(start, 303, 200.0, &BUSY)),
@@ -59,6 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("lb2", load_balancer(start, 606, 300.0, &BURSTY)),
         ("lb3", load_balancer(start, 909, 240.0, &CHOPPY)),
         ("lb4", load_balancer(start, 1010, 400.0, &CHOPPY)),
+        ("calm-low", web(start, 717, 90.0, &CALM)),
+        ("web-low", web(start, 111, 90.0, &BUSY)),
+        ("lb-low", load_balancer(start, 919, 60.0, &CHOPPY)),
     ];
     for (name, rows) in scenarios {
         let out = Path::new(&dir).join(name);
