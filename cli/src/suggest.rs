@@ -24,7 +24,7 @@ use headroom_core::suggest::cloudwatch::{
 use headroom_core::suggest::plan::SuggestError;
 use headroom_core::suggest::tune::DEFAULT_BUDGET;
 use headroom_sim::suggest::suggest_plan_within;
-use headroom_sim::{Scenario, Trace, World};
+use headroom_sim::{Trace, World};
 
 use crate::exit::{usage, CliError, Exit};
 
@@ -108,10 +108,8 @@ fn offline(
     }
     // What `simulate` would warn about, the backtest meets too.
     if let Ok(plan) = headroom_core::parse_plan(base.0, base.1) {
-        if let Ok(scenario) = Scenario::new("plan suggest", plan, world.clone(), trace.clone()) {
-            for warning in scenario.warnings() {
-                eprintln!("warning: {warning}");
-            }
+        for warning in headroom_sim::scenario::warnings(&plan, &world) {
+            eprintln!("warning: {warning}");
         }
     }
     suggest_plan_within(base, &trace, &world, until, budget).map_err(suggest_error)

@@ -60,27 +60,21 @@ fn a_trace_and_cloudwatch_days_together_are_a_usage_error() {
         "--days",
         "7",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("cannot be used with '--days <DAYS>'"), "{err}");
+    fails_with(&out, 2, "cannot be used with '--days <DAYS>'", "");
     assert!(out.stdout.is_empty());
 }
 
 #[test]
 fn a_trace_without_a_world_says_what_is_missing() {
     let out = suggest(&["--trace", "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--world <WORLD>"), "{err}");
+    fails_with(&out, 2, "--world <WORLD>", "");
 }
 
 #[test]
 fn days_outside_cloudwatchs_retention_are_refused() {
     for days in ["0", "64"] {
         let out = suggest(&["--days", days]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "--days {days}: {err}");
-        assert!(err.contains("is not in 1..=63"), "{err}");
+        fails_with(&out, 2, "is not in 1..=63", &format!("--days {days}"));
     }
 }
 
@@ -88,9 +82,7 @@ fn days_outside_cloudwatchs_retention_are_refused() {
 fn a_budget_is_a_ratio_from_1_to_10_or_none() {
     for bad in ["0.5", "11", "cheap"] {
         let out = suggest(&[&OFFLINE[..], &["--budget", bad]].concat());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "--budget {bad}: {err}");
-        assert!(err.contains("is not a budget"), "{err}");
+        fails_with(&out, 2, "is not a budget", &format!("--budget {bad}"));
     }
     // Without a world there is nothing to simulate: the CloudWatch form takes no budget.
     let out = suggest(&["--budget", "1.2"]);
@@ -270,9 +262,7 @@ fn a_trace_that_does_not_parse_is_invalid_input() {
     let trace = "timestamp,requests\n2014-10-06T04:00:00Z,5\n2014-10-06T05:00:00Z,6\n\
                  2014-10-06T05:30:00Z,7\n";
     let out = suggest_from("badtrace", &taxi_base(), Some(trace));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(5), "{err}");
-    assert!(err.contains("invalid"), "{err}");
+    fails_with(&out, 5, "invalid", "");
 }
 
 #[test]
@@ -282,8 +272,29 @@ fn an_until_before_the_trace_is_a_usage_error() {
         let mut args = OFFLINE;
         args[5] = until;
         let out = suggest(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{until}: {err}");
-        assert!(err.contains("no history before it"), "{err}");
+        fails_with(&out, 2, "no history before it", until);
     }
+}
+
+/// The command failed with exit `code` and said `needle` on stderr (`context`: which case).
+fn fails_with(out: &std::process::Output, code: i32, needle: &str, context: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{context}: {err}");
+    assert!(err.contains(needle), "{context}: {err}");
+}
+
+#[test]
+fn a_guard_alarm_the_world_lacks_is_warned_about_and_the_plan_still_printed() {
+    let base = format!(
+        "{}\n  [target.guard]\n  alarms = [\"no-such-alarm\"]\n",
+        taxi_base()
+    );
+    let out = suggest_from("warned", &base, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: target endpoint/taxi-demand/variant/AllTraffic: guard alarm \"no-such-alarm\" is not an [[alarm]] of the world"),
+        "{err}"
+    );
+    assert!(!out.stdout.is_empty());
 }

@@ -67,37 +67,9 @@ impl Scenario {
         })
     }
 
-    /// What the simulation can run but probably not as meant: a guard or wake alarm that no
-    /// `[[alarm]]` of the world defines (it never fires here; an ARN counts by its name, as the
-    /// engine matches it), a target with no scaling policy in the world (the target-tracking
-    /// baseline never scales). For stderr.
+    /// What the simulation can run but probably not as meant: see [`warnings`].
     pub fn warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for t in &self.plan.targets {
-            let named = [("guard", t.guard.as_ref().map(|g| &g.alarms))]
-                .into_iter()
-                .chain([("wake", t.wake.as_ref().map(|w| &w.alarms))]);
-            for (role, alarms) in named {
-                for alarm in alarms.into_iter().flatten() {
-                    let name = headroom_core::plan::AlarmArn::name_in(alarm);
-                    if !self.world.alarms.iter().any(|a| a.name == name) {
-                        out.push(format!(
-                            "target {}: {role} alarm {name:?} is not an [[alarm]] of the world: it never fires in this simulation",
-                            t.id
-                        ));
-                    }
-                }
-            }
-        }
-        for t in &self.world.targets {
-            if t.tracking.is_none() && t.backlog_step.is_none() && t.scheduled.is_empty() {
-                out.push(format!(
-                    "target {}: the world gives it no scaling policy ([target.target_tracking], [target.backlog_step_policy] or [[target.scheduled_action]]): the target-tracking baseline never scales it, and ratios against it mean little",
-                    t.id
-                ));
-            }
-        }
-        out
+        warnings(&self.plan, &self.world)
     }
 
     /// The embedded default scenario.
@@ -141,6 +113,39 @@ impl Scenario {
         out.sort_unstable();
         out
     }
+}
+
+/// What the simulation can run but probably not as meant: a guard or wake alarm that no
+/// `[[alarm]]` of the world defines (it never fires here; an ARN counts by its name, as the
+/// engine matches it), a target with no scaling policy in the world (the target-tracking
+/// baseline never scales). For stderr; it needs no trace, so `plan suggest` asks it too.
+pub fn warnings(plan: &Plan, world: &World) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &plan.targets {
+        let named = [("guard", t.guard.as_ref().map(|g| &g.alarms))]
+            .into_iter()
+            .chain([("wake", t.wake.as_ref().map(|w| &w.alarms))]);
+        for (role, alarms) in named {
+            for alarm in alarms.into_iter().flatten() {
+                let name = headroom_core::plan::AlarmArn::name_in(alarm);
+                if !world.alarms.iter().any(|a| a.name == name) {
+                    out.push(format!(
+                        "target {}: {role} alarm {name:?} is not an [[alarm]] of the world: it never fires in this simulation",
+                        t.id
+                    ));
+                }
+            }
+        }
+    }
+    for t in &world.targets {
+        if t.tracking.is_none() && t.backlog_step.is_none() && t.scheduled.is_empty() {
+            out.push(format!(
+                "target {}: the world gives it no scaling policy ([target.target_tracking], [target.backlog_step_policy] or [[target.scheduled_action]]): the target-tracking baseline never scales it, and ratios against it mean little",
+                t.id
+            ));
+        }
+    }
+    out
 }
 
 /// Checks that `plan` and `world` name the same targets (`what` names the run in the error), and gives the world's targets the
