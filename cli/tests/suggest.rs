@@ -103,10 +103,8 @@ fn a_budget_is_a_ratio_from_1_to_10_or_none() {
 fn written_peaks_the_history_cannot_show_are_kept_with_the_reason() {
     // GIVEN the taxi base plan with a weekend peak and a one-time launch beside its weekday rush,
     // and a first week of history (2 whole weekend days: too few to call a window recurring)
-    let base = std::fs::read_to_string(root().join("events/scenarios/nyc-taxi-learned/base.toml"))
-        .expect("base plan");
     let base = format!(
-        "{base}
+        "{}
   [[target.peak]]
   name = \"weekend-brunch\"
   cron = \"0 10 * * SAT,SUN\"
@@ -118,7 +116,8 @@ fn written_peaks_the_history_cannot_show_are_kept_with_the_reason() {
   at = \"2014-10-20T14:00:00Z\"
   duration = \"1h\"
   floor = 30
-"
+",
+        taxi_base()
     );
     // WHEN the plan is suggested
     let printed = suggest_untuned_from("kept", &base);
@@ -150,14 +149,13 @@ fn written_peaks_the_history_cannot_show_are_kept_with_the_reason() {
 fn the_forecast_figure_and_its_demand_are_written_together() {
     // GIVEN a base plan whose forecast counts requests in flight, 0.8 per instance, and a world
     // whose target tracking counts invocations per instance (22.5 a minute)
-    let base = std::fs::read_to_string(root().join("events/scenarios/nyc-taxi-learned/base.toml"))
-        .expect("base plan");
     let base = format!(
-        "{base}
+        "{}
   [target.forecast]
   demand = \"concurrency\"
   invocations_per_instance = 0.8
-"
+",
+        taxi_base()
     );
     // WHEN the plan is suggested from the trace, which the world reads as invocations
     let printed = suggest_untuned_from("demand", &base);
