@@ -145,7 +145,7 @@ async fn from_cloudwatch(
 fn suggest_error(e: SuggestError) -> anyhow::Error {
     match e {
         SuggestError::Plan(p) => p.into(),
-        e @ SuggestError::Base { .. } => CliError {
+        e @ (SuggestError::Base { .. } | SuggestError::Mismatch(_)) => CliError {
             exit: Exit::Invalid,
             message: e.to_string(),
         }

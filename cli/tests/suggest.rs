@@ -227,10 +227,12 @@ max_capacity = 4
     );
     let out = suggest_from("disagree", &base, None);
     let err = String::from_utf8_lossy(&out.stderr);
-    // THEN exit 5 (invalid input), naming the target, as `simulate` would; nothing printed
+    // THEN exit 5 (invalid input), naming the target, as `simulate` would; nothing printed. The
+    // base plan is named as one of the two sides, not as the file at fault.
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
-        err.contains("the plan and the world disagree")
+        err.contains("plan suggest (base plan ")
+            && err.contains("base.toml): the plan and the world disagree")
             && err.contains("endpoint/not-in-the-world/variant/AllTraffic has no [[target]]"),
         "{err}"
     );

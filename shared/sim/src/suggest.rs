@@ -131,12 +131,9 @@ fn matched_world(
 ) -> Result<crate::world::World, SuggestError> {
     let plan = headroom_core::parse_plan(base.0, base.1)?;
     let mut world = world.clone();
-    crate::scenario::match_targets("plan suggest", &plan, &mut world).map_err(|e| {
-        SuggestError::Base {
-            file: base.0.to_owned(),
-            problem: e.to_string(),
-        }
-    })?;
+    let what = format!("plan suggest (base plan {})", base.0);
+    crate::scenario::match_targets(&what, &plan, &mut world)
+        .map_err(|e| SuggestError::Mismatch(e.to_string()))?;
     Ok(world)
 }
 

@@ -9,6 +9,7 @@ use crate::claim::{Claim, ClaimSource};
 use crate::duration::Span;
 use crate::forecast::level::level_note;
 use crate::forecast::state::ForecastState;
+use crate::plan::forecast::DemandKind;
 use crate::plan::{ForecastMode, ForecastPolicy};
 use crate::utc_text::{Clock, Minute};
 
@@ -23,7 +24,7 @@ pub fn forecast_claim(
     if policy.mode != ForecastMode::Active {
         return None;
     }
-    would_claim(state?, lead_time, now)
+    would_claim(state?, policy.demand, lead_time, now)
 }
 
 /// The span the stored forecast covers with its slots, from the first slot's start to the last
@@ -42,8 +43,13 @@ pub fn claiming_span(
 }
 
 /// The claim the stored forecast asks for at `now`, whatever the mode (`status` and
-/// forecast-only mode show it as "would set").
-pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -> Option<Claim> {
+/// forecast-only mode show it as "would set"); its reason writes the slot's level of `demand`.
+pub fn would_claim(
+    state: &ForecastState,
+    demand: DemandKind,
+    lead_time: Span,
+    now: DateTime<Utc>,
+) -> Option<Claim> {
     let len = chrono::Duration::seconds(state.slot_secs);
     let lead = lead_time.to_chrono();
     let slot = state
@@ -52,10 +58,11 @@ pub fn would_claim(state: &ForecastState, lead_time: Span, now: DateTime<Utc>) -
         .filter(|s| s.floor > 0 && s.start - lead <= now && now < s.start + len)
         .max_by_key(|s| (s.floor, s.start))?;
     let end = slot.start + len;
-    let reason = slot.reason.get_or(lead_time.as_secs(), || {
+    let reason = slot.reason.get_or((lead_time.as_secs(), demand), || {
         format!(
-            "forecast {:.0} requests/min for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
+            "forecast {:.0}{} for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
             slot.demand,
+            demand.unit(),
             Minute(slot.start),
             Clock(end),
             state.margin,
@@ -106,15 +113,26 @@ mod tests {
     fn a_slots_reason_is_made_once_per_lead_time_and_says_the_same_each_time() {
         let state = state();
         let now = "2026-03-02T08:50:00Z".parse().expect("instant");
-        let reason = |lead: Span| would_claim(&state, lead, now).expect("live").reason;
+        let reason = |lead: Span| {
+            would_claim(&state, DemandKind::Invocations, lead, now)
+                .expect("live")
+                .reason
+        };
         let first = reason(Span::minutes(15));
         assert_eq!(
             first,
-            "forecast 612 requests/min for 2026-03-02T09:00Z to 09:10Z (margin x1.05, 6 days of history, lead time 15m)"
+            "forecast 612/min for 2026-03-02T09:00Z to 09:10Z (margin x1.05, 6 days of history, lead time 15m)"
         );
         assert_eq!(reason(Span::minutes(15)), first);
         // Another lead time is said as it is, not as the kept one.
         assert!(reason(Span::minutes(12)).ends_with("lead time 12m)"));
+        assert_eq!(reason(Span::minutes(15)), first);
+        // Another demand is written in its own unit, not as the kept reason.
+        let in_flight = would_claim(&state, DemandKind::Concurrency, Span::minutes(15), now);
+        assert!(in_flight
+            .expect("live")
+            .reason
+            .starts_with("forecast 612 in flight for 2026-03-02T09:00Z"));
         assert_eq!(reason(Span::minutes(15)), first);
         // Copies of the state share nothing they could disagree on.
         assert_eq!(state.clone(), state);

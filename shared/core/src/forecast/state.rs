@@ -70,17 +70,20 @@ pub struct ForecastSlot {
 /// DynamoDB starts with none, as its claim is then derived once anyway. It takes no part in
 /// equality: it is what the other fields already say.
 #[derive(Debug, Clone, Default)]
-pub struct ReasonCache(std::sync::OnceLock<(i64, std::sync::Arc<str>)>);
+pub struct ReasonCache(std::sync::OnceLock<(ReasonKey, std::sync::Arc<str>)>);
+
+/// What a kept reason was made for: the lead time in seconds and the demand it writes.
+pub type ReasonKey = (i64, crate::plan::forecast::DemandKind);
 
 impl ReasonCache {
-    /// The reason for `lead_secs`: the kept one, or `make()`'s (kept when none was).
-    pub fn get_or(&self, lead_secs: i64, make: impl FnOnce() -> String) -> String {
+    /// The reason for `key`: the kept one, or `make()`'s (kept when none was).
+    pub fn get_or(&self, key: ReasonKey, make: impl FnOnce() -> String) -> String {
         match self.0.get() {
-            Some((lead, text)) if *lead == lead_secs => text.to_string(),
+            Some((kept, text)) if *kept == key => text.to_string(),
             Some(_) => make(),
             None => {
                 let text: std::sync::Arc<str> = make().into();
-                let _ = self.0.set((lead_secs, text.clone()));
+                let _ = self.0.set((key, text.clone()));
                 text.to_string()
             }
         }

@@ -67,7 +67,7 @@ pub fn summarize(
         margin: f.margin,
         level: f.level,
         history_days: f.history_days,
-        floor_now: would_claim(f, lead_time, now).map(|c| c.floor),
+        floor_now: would_claim(f, policy.demand, lead_time, now).map(|c| c.floor),
         next: f
             .slots
             .iter()

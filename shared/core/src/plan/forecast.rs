@@ -84,6 +84,16 @@ impl DemandKind {
             Self::Concurrency => "concurrency",
         }
     }
+
+    /// How a level of this demand is written after its figure (`612/min`, `40 in flight`,
+    /// `300 queued`): claim reasons and the suggestion's evidence say it the same way.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Self::Invocations => "/min",
+            Self::Concurrency => " in flight",
+            Self::Backlog => " queued",
+        }
+    }
 }
 
 /// Whether the forecast acts.

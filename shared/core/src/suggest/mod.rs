@@ -32,6 +32,7 @@ use chrono_tz::Tz;
 use crate::duration::Span;
 use crate::forecast::profile::{weighted_quantile, DayKind, Profile};
 use crate::forecast::DemandSeries;
+use crate::plan::forecast::DemandKind;
 
 /// The history a suggested forecast waits for: two whole days, one fewer than the default.
 /// A forecast from two days already follows the daily cycle, and a forecast's first days are
@@ -109,11 +110,12 @@ impl TargetSuggestion {
     }
 }
 
-/// Suggests peaks for a target from `history` (already cut at `--until`).
+/// Suggests peaks for a target from `history` (already cut at `--until`), a history of `demand`.
 pub fn suggest_peaks(
     history: &DemandSeries,
     tz: Tz,
     invocations_per_instance: f64,
+    demand: DemandKind,
     min_capacity: u32,
 ) -> TargetSuggestion {
     let slot = SUGGEST_SLOT.as_secs();
@@ -208,8 +210,9 @@ pub fn suggest_peaks(
         if out.peaks.len() == before {
             out.notes.push(format!(
                 "{label}: no climb of {RAMP_RATIO}x within {RAMP_WITHIN} and no window of \
-                 {MIN_WINDOW} or more {PEAK_RATIO}x above the day's median ({median:.1} \
-                 requests/min) with a quiet-day floor above min_capacity"
+                 {MIN_WINDOW} or more {PEAK_RATIO}x above the day's median ({median:.1}{}) \
+                 with a quiet-day floor above min_capacity",
+                demand.unit()
             ));
         }
     }
@@ -386,7 +389,7 @@ mod tests {
             .collect();
         let s = DemandSeries::new(utc("2026-03-02T00:00:00Z"), 600, values);
         // WHEN suggested at 30 requests/min per instance, min_capacity 2
-        let out = suggest_peaks(&s, Tz::UTC, 30.0, 2);
+        let out = suggest_peaks(&s, Tz::UTC, 30.0, DemandKind::Invocations, 2);
         // THEN a ramp peak from 08:40 (the smoothed climb starts at 08:50, one slot early) to
         // 10:00 (30 minutes past the top) and a busy-window peak from 08:40 for 2h30m, both at
         // ceil(240/30) = 8 for the ramp, and the busy window's lower quartile of the smoothed
@@ -411,9 +414,15 @@ mod tests {
     #[test]
     fn flat_traffic_suggests_no_peak_and_says_why() {
         let s = DemandSeries::new(utc("2026-03-02T00:00:00Z"), 600, vec![100.0; 7 * 144]);
-        let out = suggest_peaks(&s, Tz::UTC, 30.0, 1);
+        let out = suggest_peaks(&s, Tz::UTC, 30.0, DemandKind::Concurrency, 1);
         assert!(out.peaks.is_empty());
         assert_eq!(out.notes.len(), 2, "{:?}", out.notes);
+        // The note writes the day's median in the demand's own unit.
+        assert!(
+            out.notes[0].contains("above the day's median (100.0 in flight)"),
+            "{:?}",
+            out.notes
+        );
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub enum SuggestError {
     Plan(#[from] PlanError),
     #[error("{file}: {problem}")]
     Base { file: String, problem: String },
+    /// The base plan and the world name different targets (the message names the plan file and
+    /// says, per target, which of the two lacks it: either may be the one at fault).
+    #[error("{0}")]
+    Mismatch(String),
     #[error(transparent)]
     Render(#[from] RenderError),
 }
@@ -84,7 +88,8 @@ pub fn suggest_plan(
             }
         };
         let ipi = capacity.invocations_per_instance;
-        let mut suggestion = suggest_peaks(&h.history, tz, ipi, target.min_capacity);
+        let mut suggestion =
+            suggest_peaks(&h.history, tz, ipi, capacity.demand, target.min_capacity);
         // A plan's floors stay within its bounds: a history that needed more than max_capacity
         // gets peaks at it, and the evidence says what they would have been.
         let capped: Vec<String> = suggestion

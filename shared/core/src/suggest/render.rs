@@ -151,7 +151,7 @@ pub fn render_plan(
                 p.quiet,
                 p.typical,
                 p.day_median,
-                unit = demand_unit(c.demand)
+                unit = c.demand.unit()
             );
         }
         for n in &c.suggestion.notes {
@@ -173,13 +173,4 @@ pub fn render_plan(
     out.push_str(&body);
     parse_plan("the suggested plan", &out).map_err(RenderError::Invalid)?;
     Ok(out)
-}
-
-/// How the evidence writes a level of `demand`.
-fn demand_unit(demand: DemandKind) -> &'static str {
-    match demand {
-        DemandKind::Invocations => "/min",
-        DemandKind::Concurrency => " in flight",
-        DemandKind::Backlog => " queued",
-    }
 }
