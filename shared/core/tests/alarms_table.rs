@@ -94,6 +94,26 @@ fn tr(name: &str, state: AlarmState, previous: AlarmState, hm: &str) -> AlarmTra
 use AlarmState::{Alarm, InsufficientData, Ok as Clear};
 
 /// The min and suspension decide would set at `hm`.
+/// `target`'s guard seeing transition `t` with `desired` instances asked: its notes.
+fn guard_sees(
+    target: &TargetPlan,
+    s: &mut TargetState,
+    t: AlarmTransition,
+    desired: Option<u32>,
+) -> Vec<String> {
+    apply_transition(target, AlarmRole::Guard, &t, desired, s)
+}
+
+/// `target`'s wake seeing transition `t` with `desired` instances asked: its notes.
+fn wake_sees(
+    target: &TargetPlan,
+    s: &mut TargetState,
+    t: AlarmTransition,
+    desired: Option<u32>,
+) -> Vec<String> {
+    apply_transition(target, AlarmRole::Wake, &t, desired, s)
+}
+
 fn bounds_at(target: &TargetPlan, state: &TargetState, hm: &str) -> (u32, bool) {
     let d = decide(target, None, state, Span::minutes(15), at(hm));
     (d.desired.min, d.desired.suspend_scale_in)
@@ -105,13 +125,7 @@ fn guard_start_extend_release_and_step_down() {
     let mut s = TargetState::default();
 
     // GIVEN a burst alarm firing at 09:00 with 5 instances desired
-    let notes = apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(5),
-        &mut s,
-    );
+    let notes = guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(5));
     let g = s.claim(&ClaimSource::Guard).expect("guard claim").clone();
     assert_eq!(
         (g.floor, g.starts_at, g.full_until),
@@ -140,24 +154,12 @@ fn guard_start_extend_release_and_step_down() {
 
     // WHEN the alarm fires again later (same burst) with 7 desired THEN the floor stays 8 and the
     // hard bound counts from the newer ALARM
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Alarm, "09:20"),
-        Some(7),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Alarm, "09:20"), Some(7));
     let g = s.claim(&ClaimSource::Guard).expect("guard").clone();
     assert_eq!((g.floor, g.full_until), (8, at("15:20")));
 
     // WHEN it clears at 10:00 THEN the floor holds 20 min, then halves every 10 min
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "10:00"),
-        Some(8),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "10:00"), Some(8));
     let g = s.claim(&ClaimSource::Guard).expect("guard").clone();
     assert_eq!(
         (g.floor, g.full_until, g.expires_at),
@@ -182,13 +184,7 @@ fn guard_start_extend_release_and_step_down() {
 fn a_lost_ok_cannot_pin_capacity_past_the_hard_bound() {
     let target = chat();
     let mut s = TargetState::default();
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(6),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(6));
     // No OK ever arrives. (instant, min)
     for (hm, min) in [
         ("14:59", 6),
@@ -203,13 +199,7 @@ fn a_lost_ok_cannot_pin_capacity_past_the_hard_bound() {
     assert!(wants_capacity_observation(&target, &s, at("14:00")));
     assert!(!wants_capacity_observation(&target, &s, at("15:00")));
     // An OK that finally arrives proves the alarm fired until then: the usual hold follows it.
-    let notes = apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "18:00"),
-        Some(6),
-        &mut s,
-    );
+    let notes = guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "18:00"), Some(6));
     assert!(
         s.claim(&ClaimSource::Guard)
             .is_some_and(|c| c.full_until == at("18:20")),
@@ -225,55 +215,19 @@ fn a_lost_ok_cannot_pin_capacity_past_the_hard_bound() {
 fn a_new_burst_after_the_guard_ran_out_starts_a_new_high_water_mark() {
     let target = chat();
     let mut s = TargetState::default();
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(9),
-        &mut s,
-    );
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "09:30"),
-        Some(9),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(9));
+    guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "09:30"), Some(9));
     // The claim (hold 20 min + 4 steps of 10 min) expires at 10:30; the next burst is at 12:00.
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "12:00"),
-        Some(3),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "12:00"), Some(3));
     assert_eq!(s.high_water, Some(3));
     assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 3);
     // While the earlier guard still ramps, a rebound holds what the ramp holds now (4 at 09:55),
     // neither the old high-water mark (restoring 9 ratchets on bursty traffic: issue 12) nor a
     // cliff down to the desired count of 3.
     let mut s = TargetState::default();
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(9),
-        &mut s,
-    );
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "09:30"),
-        Some(9),
-        &mut s,
-    );
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:55"),
-        Some(3),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(9));
+    guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "09:30"), Some(9));
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:55"), Some(3));
     assert_eq!(s.high_water, Some(4));
     assert_eq!(s.claim(&ClaimSource::Guard).expect("guard").floor, 4);
 }
@@ -282,20 +236,18 @@ fn a_new_burst_after_the_guard_ran_out_starts_a_new_high_water_mark() {
 fn current_floor_mode_holds_the_count_when_the_alarm_fired() {
     let target = steady();
     let mut s = TargetState::default();
-    apply_transition(
+    guard_sees(
         &target,
-        AlarmRole::Guard,
-        &tr("steady-burst", Alarm, Clear, "09:00"),
-        Some(5),
         &mut s,
+        tr("steady-burst", Alarm, Clear, "09:00"),
+        Some(5),
     );
     observe_capacity(&target, &mut s, 9, 9, at("09:05"));
-    apply_transition(
+    guard_sees(
         &target,
-        AlarmRole::Guard,
-        &tr("steady-burst", Alarm, Alarm, "09:10"),
-        Some(9),
         &mut s,
+        tr("steady-burst", Alarm, Alarm, "09:10"),
+        Some(9),
     );
     let g = s.claim(&ClaimSource::Guard).expect("guard");
     assert_eq!(
@@ -360,13 +312,7 @@ fn several_guard_alarms_hold_while_any_fires() {
         t.alarm_arn = Some("arn:aws:cloudwatch:us-east-1:123456789012:alarm:burst-math".into());
         t
     };
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(5),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(5));
     apply_transition(
         &target,
         AlarmRole::Guard,
@@ -374,13 +320,7 @@ fn several_guard_alarms_hold_while_any_fires() {
         Some(6),
         &mut s,
     );
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "09:30"),
-        Some(6),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "09:30"), Some(6));
     let g = s.claim(&ClaimSource::Guard).expect("guard");
     assert_eq!(
         (g.floor, g.full_until),
@@ -403,30 +343,12 @@ fn several_guard_alarms_hold_while_any_fires() {
 fn stale_and_duplicate_transitions_change_nothing_and_say_so() {
     let target = chat();
     let mut s = TargetState::default();
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(5),
-        &mut s,
-    );
-    apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "10:00"),
-        Some(5),
-        &mut s,
-    );
+    guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(5));
+    guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "10:00"), Some(5));
     let settled = s.clone();
 
     // A late ALARM from before the OK: stale.
-    let notes = apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Alarm, Clear, "09:00"),
-        Some(5),
-        &mut s,
-    );
+    let notes = guard_sees(&target, &mut s, tr("burst", Alarm, Clear, "09:00"), Some(5));
     assert!(notes.iter().any(|n| n.starts_with("stale transition ignored: burst ALARM at 2026-03-14T09:00:00Z")), "{notes:?}");
     assert!(
         notes.iter().any(|n| n == "guard claim unchanged"),
@@ -435,13 +357,7 @@ fn stale_and_duplicate_transitions_change_nothing_and_say_so() {
     assert_eq!(s, settled);
 
     // The OK again: a duplicate.
-    let notes = apply_transition(
-        &target,
-        AlarmRole::Guard,
-        &tr("burst", Clear, Alarm, "10:00"),
-        Some(5),
-        &mut s,
-    );
+    let notes = guard_sees(&target, &mut s, tr("burst", Clear, Alarm, "10:00"), Some(5));
     assert!(
         notes.iter().any(|n| n.starts_with("duplicate transition")),
         "{notes:?}"
@@ -453,12 +369,11 @@ fn stale_and_duplicate_transitions_change_nothing_and_say_so() {
 fn wake_claims_capacity_until_the_backlog_clears_plus_the_quiet_period() {
     let target = summarize();
     let mut s = TargetState::default();
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Alarm, Clear, "06:03"),
-        Some(0),
         &mut s,
+        tr("backlog", Alarm, Clear, "06:03"),
+        Some(0),
     );
     let w = s.claim(&ClaimSource::Wake).expect("wake claim").clone();
     assert_eq!(
@@ -468,12 +383,11 @@ fn wake_claims_capacity_until_the_backlog_clears_plus_the_quiet_period() {
     assert_eq!(s.wake_pending_since, Some(at("06:03")));
     assert_eq!(bounds_at(&target, &s, "06:04"), (2, false));
 
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Clear, Alarm, "06:14"),
-        Some(2),
         &mut s,
+        tr("backlog", Clear, Alarm, "06:14"),
+        Some(2),
     );
     // (instant, min)
     for (hm, min) in [("06:20", 2), ("06:28", 2), ("06:29", 0), ("07:00", 0)] {
@@ -485,35 +399,32 @@ fn wake_claims_capacity_until_the_backlog_clears_plus_the_quiet_period() {
 fn a_lost_ok_cannot_pin_a_wake_past_its_hard_bound() {
     let target = summarize();
     let mut s = TargetState::default();
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Alarm, Clear, "06:00"),
-        Some(0),
         &mut s,
+        tr("backlog", Alarm, Clear, "06:00"),
+        Some(0),
     );
     // No OK: the wake ends at 08:00.
     assert_eq!(bounds_at(&target, &s, "07:59").0, 2);
     assert_eq!(bounds_at(&target, &s, "08:00").0, 0);
     // An OK at 07:55 proves the backlog lasted until then: the quiet period follows it.
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Clear, Alarm, "07:55"),
-        Some(2),
         &mut s,
+        tr("backlog", Clear, Alarm, "07:55"),
+        Some(2),
     );
     assert_eq!(
         s.claim(&ClaimSource::Wake).expect("wake").full_until,
         at("08:10")
     );
     // A stray INSUFFICIENT_DATA long after the last ALARM asks for nothing.
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", InsufficientData, Clear, "11:00"),
-        Some(0),
         &mut s,
+        tr("backlog", InsufficientData, Clear, "11:00"),
+        Some(0),
     );
     assert!(s.claim(&ClaimSource::Wake).is_none());
 }
@@ -522,12 +433,11 @@ fn a_lost_ok_cannot_pin_a_wake_past_its_hard_bound() {
 fn wake_latency_is_recorded_when_capacity_is_in_service() {
     let target = summarize();
     let mut s = TargetState::default();
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Alarm, Clear, "06:03"),
-        Some(0),
         &mut s,
+        tr("backlog", Alarm, Clear, "06:03"),
+        Some(0),
     );
     // Desired raised, nothing in service yet: still pending.
     assert!(observe_capacity(&target, &mut s, 2, 0, at("06:05")).is_empty());
@@ -550,19 +460,17 @@ fn wake_latency_is_recorded_when_capacity_is_in_service() {
 fn a_wake_that_never_got_capacity_records_nothing() {
     let target = summarize();
     let mut s = TargetState::default();
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Alarm, Clear, "06:00"),
-        Some(0),
         &mut s,
+        tr("backlog", Alarm, Clear, "06:00"),
+        Some(0),
     );
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Clear, Alarm, "06:05"),
-        Some(0),
         &mut s,
+        tr("backlog", Clear, Alarm, "06:05"),
+        Some(0),
     );
     let notes = observe_capacity(&target, &mut s, 0, 0, at("06:30"));
     assert_eq!(s.wake_pending_since, None);
@@ -577,12 +485,11 @@ fn a_wake_that_never_got_capacity_records_nothing() {
 fn a_target_already_serving_has_no_wake_latency_to_measure() {
     let target = summarize();
     let mut s = TargetState::default();
-    apply_transition(
+    wake_sees(
         &target,
-        AlarmRole::Wake,
-        &tr("backlog", Alarm, Clear, "06:00"),
-        Some(2),
         &mut s,
+        tr("backlog", Alarm, Clear, "06:00"),
+        Some(2),
     );
     assert!(
         wake_already_served(&target, &mut s, 1).is_empty(),
