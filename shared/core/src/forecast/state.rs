@@ -63,7 +63,7 @@ pub struct ForecastSlot {
     pub reason: ReasonCache,
 }
 
-/// A claim reason kept with the slot it describes, for the lead time it was made at. Every
+/// A claim reason kept with the slot it describes, for the lead time and demand kind it was made for. Every
 /// reconcile derives the forecast claim again, and formatting its reason (its demand and margin
 /// as decimals) was a twelfth of a forecasting simulation; a stored forecast is shared between
 /// state copies (`Arc`), so one slot's reason is made once per refresh there. A state read from

@@ -74,7 +74,7 @@ pub struct SuggestedPeak {
     pub start: NaiveTime,
     pub duration: Span,
     pub floor: u32,
-    /// Typical and quiet demand inside the window, requests per minute, and the day's median.
+    /// Typical and quiet demand inside the window, in the demand's unit (`DemandKind::unit`), and the day's median.
     pub typical: f32,
     pub quiet: f32,
     pub day_median: f32,
