@@ -74,7 +74,8 @@ pub struct SuggestedPeak {
     pub start: NaiveTime,
     pub duration: Span,
     pub floor: u32,
-    /// Typical and quiet demand inside the window, in the demand's unit (`DemandKind::unit`), and the day's median.
+    /// Typical and quiet demand inside the window, and the day's median, in the demand's unit
+    /// (`DemandKind::unit`).
     pub typical: f32,
     pub quiet: f32,
     pub day_median: f32,
