@@ -64,10 +64,10 @@ pub struct ForecastSlot {
 }
 
 /// A claim reason kept with the slot it describes, for the lead time and demand kind it was made
-/// for. Every reconcile derives the forecast claim again, and formatting its reason (its demand
-/// and margin as decimals) was a twelfth of a forecasting simulation; a stored forecast is shared between
-/// state copies (`Arc`), so one slot's reason is made once per refresh there. A state read from
-/// DynamoDB starts with none, as its claim is then derived once anyway. It takes no part in
+/// for. Every reconcile derives the forecast claim again, and formatting its reason (its demand and
+/// margin as decimals) was a twelfth of a forecasting simulation; a stored forecast is shared
+/// between state copies (`Arc`), so one slot's reason is made once per refresh there. A state read
+/// from DynamoDB starts with none, as its claim is then derived once anyway. It takes no part in
 /// equality: it is what the other fields already say.
 #[derive(Debug, Clone, Default)]
 pub struct ReasonCache(std::sync::OnceLock<(ReasonKey, std::sync::Arc<str>)>);
