@@ -30,7 +30,11 @@ use chrono_tz::Tz;
 
 use crate::forecast::series::DemandSeries;
 
-/// Each earlier day of the same kind weighs this much of the next more recent one.
+/// Each earlier day of the same kind weighs this much of the next more recent one. Measured over
+/// 23 scenarios with `plan suggest` at 1.15x: at 0.7 the forecast follows a few days' noise and
+/// costs more (five tuned plans over budget on the whole trace, both tweet traces at
+/// 1.157-1.159x, where two were); at 0.95 it follows drift too slowly (tweets-aapl -65.0 % to
+/// -62.1 %, the taxi July -95.3 % to -92.7 %), for 1-2 points on three load-balancer-like ones.
 pub const RECENCY_DECAY: f64 = 0.85;
 /// Zeros for at least this long, in slots usually busy, are an outage ([`Profile::drop_outages`]).
 pub const OUTAGE_RUN: crate::duration::Span = crate::duration::Span::hours(1);
