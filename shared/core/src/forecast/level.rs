@@ -36,10 +36,11 @@ pub const LEVEL_WINDOW: Span = Span::hours(1);
 /// moves: strictly more than this.
 pub const AGREEING_SHARE: f64 = 0.75;
 /// The level stays within these factors of the estimate. Measured over 23 scenarios with `plan
-/// suggest` at 1.15x: a floor of 0.65 moved two (one quiet low-traffic trace -75.6 % to -82.0 %
-/// as the tuner spent what it saved, one busy web-like trace 2.3 points weaker and cheaper),
-/// left the rest within half a point, and one load-balancer-like trace at 1.153x; a ceiling of 1.4 cost 3.7-6 points on two low-traffic
-/// web-like traces and took tweets-goog over budget (1.154x), for 1-2 points on four others.
+/// suggest` at 1.15x: a floor of 0.65 moved two (one quiet low-traffic trace -75.6 % to -82.0 % as
+/// the tuner spent what it saved, one busy web-like trace 2.3 points weaker and cheaper), left the
+/// rest within half a point, and one load-balancer-like trace at 1.153x; a ceiling of 1.4 cost
+/// 3.7-6 points on two low-traffic web-like traces and took tweets-goog over budget (1.154x), for
+/// 1-2 points on four others.
 pub const LEVEL_BOUNDS: (f64, f64) = (0.8, 1.2);
 /// ... and within these on a day whose estimate borrows the other kind's days (a first
 /// weekend, from weekdays): there the estimate's level is a guess, and a quiet weekend found
