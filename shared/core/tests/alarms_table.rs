@@ -93,7 +93,6 @@ fn tr(name: &str, state: AlarmState, previous: AlarmState, hm: &str) -> AlarmTra
 
 use AlarmState::{Alarm, InsufficientData, Ok as Clear};
 
-/// The min and suspension decide would set at `hm`.
 /// `target`'s guard seeing transition `t` with `desired` instances asked: its notes.
 fn guard_sees(
     target: &TargetPlan,
@@ -114,6 +113,7 @@ fn wake_sees(
     apply_transition(target, AlarmRole::Wake, &t, desired, s)
 }
 
+/// The min and suspension decide would set at `hm`.
 fn bounds_at(target: &TargetPlan, state: &TargetState, hm: &str) -> (u32, bool) {
     let d = decide(target, None, state, Span::minutes(15), at(hm));
     (d.desired.min, d.desired.suspend_scale_in)
