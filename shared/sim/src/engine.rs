@@ -195,9 +195,10 @@ impl TargetRun {
             .target(&t.id)
             .map_or((0, u32::MAX), |p| (p.min_capacity, p.max_capacity));
         let trace = &scenario.trace;
-        let first_rate = trace.counts.first().map_or(0.0, |&n| {
-            n as f64 * t.trace_scale / trace.interval_secs as f64
-        });
+        let first_rate = trace
+            .counts
+            .first()
+            .map_or(0.0, |&n| n * t.trace_scale / trace.interval_secs as f64);
         let initial = t
             .initial_capacity
             .unwrap_or_else(|| initial_capacity(t, first_rate));
@@ -495,7 +496,7 @@ pub fn run_reactive(
 
     for k in 0..steps {
         let now = start + k as i64 * STEP_SECS;
-        let count = trace.counts[k / per] as f64;
+        let count = trace.counts[k / per];
         {
             let mut runs = sim.runs();
             for r in runs.iter_mut() {

@@ -49,21 +49,21 @@ pub fn split_by_novelty(spans: &[BreachSpan], trace: &Trace) -> Novelty {
     let day_of = |t: i64| t.div_euclid(86_400);
     let slot_of = |t: i64| (t.rem_euclid(86_400) / slot) as usize;
     // For each row: the highest count of its slot on the days before its own.
-    let mut seen_before = vec![None::<u64>; trace.counts.len()];
-    let mut best = vec![None::<u64>; slots_per_day];
-    let mut today = vec![None::<u64>; slots_per_day];
+    let mut seen_before = vec![None::<f64>; trace.counts.len()];
+    let mut best = vec![None::<f64>; slots_per_day];
+    let mut today = vec![None::<f64>; slots_per_day];
     let mut current_day = None;
     for (i, &n) in trace.counts.iter().enumerate() {
         let t = start + interval * i as i64;
         if current_day != Some(day_of(t)) {
             for (b, d) in best.iter_mut().zip(today.iter_mut()) {
-                *b = (*b).max(d.take());
+                *b = higher(*b, d.take());
             }
             current_day = Some(day_of(t));
         }
         let s = slot_of(t);
         seen_before[i] = best[s];
-        today[s] = today[s].max(Some(n));
+        today[s] = higher(today[s], Some(n));
     }
     let first_day = day_of(start);
     let mut out = Novelty::default();
@@ -83,6 +83,15 @@ pub fn split_by_novelty(spans: &[BreachSpan], trace: &Trace) -> Novelty {
         }
     }
     out
+}
+
+/// The higher of two maybe-seen counts.
+fn higher(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 #[cfg(test)]

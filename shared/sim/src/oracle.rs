@@ -85,7 +85,7 @@ fn run_target(
     for k in 0..trace.steps() {
         let step = k as i64;
         let now = start + step * STEP_SECS;
-        let arrivals = trace.counts[k / per] as f64 * scale;
+        let arrivals = trace.counts[k / per] * scale;
         // The speed (requests per step) that meets every deadline known now.
         let mut due = 0.0;
         let mut speed = 0.0f64;

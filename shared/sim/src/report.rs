@@ -315,7 +315,7 @@ fn lower_bound(scenario: &Scenario) -> f64 {
                 .counts
                 .iter()
                 .map(|&n| {
-                    let need = n as f64 * t.trace_scale / per_instance;
+                    let need = n * t.trace_scale / per_instance;
                     (need - 1e-9).ceil().max(0.0) * hours
                 })
                 .sum::<f64>()

@@ -51,7 +51,7 @@ pub fn trace_series(trace: &Trace, scale: f64, until: Option<DateTime<Utc>>) -> 
         .counts
         .iter()
         .take(rows)
-        .map(|&n| (n as f64 * scale / minutes) as f32)
+        .map(|&n| (n * scale / minutes) as f32)
         .collect();
     DemandSeries::new(trace.start, trace.interval_secs, values)
 }

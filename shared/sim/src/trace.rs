@@ -1,6 +1,13 @@
 //! Traffic traces: CSV `timestamp,requests`, one row per interval, RFC 3339 UTC timestamps giving
 //! the start of the interval, equally spaced from 10 s to 1 h. Every bad row is reported with its
 //! line number (not just the first), so a trace is fixed in one pass.
+//!
+//! `requests` is a non-negative number, not only a whole one: a CloudWatch export writes a sum
+//! of `Invocations` as `156.0`, and a trace resampled to another spacing holds fractions. A gap
+//! stays an error rather than being read as zero demand or as the row before it: the file
+//! cannot say which it was (CloudWatch leaves out the periods without a datapoint; a collector
+//! that stopped leaves out periods that had traffic), and a simulation run on the wrong guess
+//! would look as sound as one on the truth. The message says how to write the rows.
 
 use headroom_core::text::cut;
 use std::fmt;
@@ -22,7 +29,8 @@ pub struct Trace {
     pub source: String,
     pub start: DateTime<Utc>,
     pub interval_secs: i64,
-    pub counts: Vec<u64>,
+    /// Requests in each interval (a count; fractional when the trace was resampled).
+    pub counts: Vec<f64>,
 }
 
 /// One bad line.
@@ -59,7 +67,7 @@ impl Trace {
         let mut issues = Vec::new();
         // (line, data-row index, instant, count): the index counts bad rows too, so the rows
         // around a bad one are still checked for their spacing.
-        let mut rows: Vec<(usize, usize, DateTime<Utc>, u64)> = Vec::new();
+        let mut rows: Vec<(usize, usize, DateTime<Utc>, f64)> = Vec::new();
         let mut data_rows = 0;
         let mut saw_header = false;
         // A spreadsheet's export may start with a byte-order mark.
@@ -114,7 +122,21 @@ impl Trace {
             .find(|p| p[1].1 == p[0].1 + 1)
             .map(|p| (p[1].0, (p[1].2 - p[0].2).num_seconds()));
         if let Some((line, interval)) = interval {
-            if !(STEP_SECS..=MAX_INTERVAL_SECS).contains(&interval) || interval % STEP_SECS != 0 {
+            if interval <= 0 {
+                issues.push(TraceIssue {
+                    line,
+                    problem: format!(
+                        "{}; rows must be in time order, oldest first, one per timestamp",
+                        if interval == 0 {
+                            "this row repeats the timestamp of the row above it".to_owned()
+                        } else {
+                            format!("this row is {} s before the row above it", -interval)
+                        }
+                    ),
+                });
+            } else if !(STEP_SECS..=MAX_INTERVAL_SECS).contains(&interval)
+                || interval % STEP_SECS != 0
+            {
                 issues.push(TraceIssue {
                     line,
                     problem: format!(
@@ -129,7 +151,7 @@ impl Trace {
                         issues.push(TraceIssue {
                             line: pair[1].0,
                             problem: format!(
-                                "{} is {gap} s after the row on line {}; rows must be {interval} s apart, in order, with no gaps",
+                                "{} is {gap} s after the row on line {}; rows must be {interval} s apart, in order, with no gaps (where the source left out periods without data, write each as a row, with 0 if it had no requests)",
                                 pair[1].2.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                                 pair[0].0
                             ),
@@ -188,7 +210,7 @@ impl Trace {
         let per = (self.interval_secs / STEP_SECS) as usize;
         let mut out = Vec::with_capacity(self.counts.len() * per);
         for &n in &self.counts {
-            let each = n as f64 * scale / per as f64;
+            let each = n * scale / per as f64;
             out.extend(std::iter::repeat_n(each, per));
         }
         out
@@ -203,7 +225,7 @@ impl Trace {
     }
 }
 
-fn parse_row(row: &str) -> Result<(DateTime<Utc>, u64), String> {
+fn parse_row(row: &str) -> Result<(DateTime<Utc>, f64), String> {
     let mut fields = row.split(',');
     let (Some(ts), Some(n), None) = (fields.next(), fields.next(), fields.next()) else {
         return Err(format!(
@@ -225,14 +247,11 @@ fn parse_row(row: &str) -> Result<(DateTime<Utc>, u64), String> {
         ));
     }
     let n = n.trim();
-    let count: u64 = n.parse::<u64>().map_err(|e| match e.kind() {
-        std::num::IntErrorKind::PosOverflow => format!(
-            "requests {:?} is more than a trace row can hold (at most {})",
-            cut(n),
-            u64::MAX
-        ),
-        _ => format!("requests {:?} is not a non-negative whole number", cut(n)),
-    })?;
+    let count = n
+        .parse::<f64>()
+        .ok()
+        .filter(|c| c.is_finite() && *c >= 0.0)
+        .ok_or_else(|| format!("requests {:?} is not a non-negative number", cut(n)))?;
     Ok((at.with_timezone(&Utc), count))
 }
 
@@ -290,13 +309,46 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("spacing is 7200 s"), "{err}");
+        // Rows out of order, or twice over, say so rather than naming a negative spacing.
+        let err = Trace::parse(
+            "o.csv",
+            "timestamp,requests\n2026-01-01T00:05:00Z,1\n2026-01-01T00:00:00Z,1\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "line 3: this row is 300 s before the row above it; rows must be in time order"
+            ),
+            "{err}"
+        );
+        let err = Trace::parse(
+            "d.csv",
+            "timestamp,requests\n2026-01-01T00:05:00Z,1\n2026-01-01T00:05:00Z,1\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("line 3: this row repeats the timestamp of the row above it"),
+            "{err}"
+        );
+        // A gap says how to write the rows the source left out.
+        let err = Trace::parse(
+            "g.csv",
+            "timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-01T00:01:00Z,1\n2026-01-01T00:03:00Z,1\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("line 4:")
+                && err.to_string().contains("with 0 if it had no requests"),
+            "{err}"
+        );
         let err =
             Trace::parse("one.csv", "timestamp,requests\n2026-01-01T00:00:00Z,1\n").unwrap_err();
         assert!(err.to_string().contains("at least two rows"), "{err}");
     }
 
     #[test]
-    fn a_count_too_large_says_so_a_fraction_is_not_whole_and_a_bom_is_skipped() {
+    fn a_count_may_be_a_decimal_a_bad_one_says_so_and_a_bom_is_skipped() {
         let row = |n: &str| {
             Trace::parse(
                 "t.csv",
@@ -310,16 +362,23 @@ mod tests {
             Trace::parse("bom.csv", bom)
                 .expect("a BOM is skipped")
                 .counts,
-            [1, 2]
+            [1.0, 2.0]
         );
-        let err = row("99999999999999999999999");
-        assert!(err.contains("more than a trace row can hold"), "{err}");
-        for bad in ["1.5", "-3", "many"] {
+        let ok = |n: &str| {
+            Trace::parse(
+                "t.csv",
+                &format!("timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-01T00:01:00Z,{n}\n"),
+            )
+            .expect(n)
+            .counts[1]
+        };
+        // A CloudWatch export's sum, a resampled row's fraction, a huge count.
+        assert_eq!(ok("156.0"), 156.0);
+        assert_eq!(ok("12.5"), 12.5);
+        assert_eq!(ok("99999999999999999999999"), 1e23);
+        for bad in ["-3", "-0.5", "many", "NaN", "inf", ""] {
             let err = row(bad);
-            assert!(
-                err.contains("is not a non-negative whole number"),
-                "{bad}: {err}"
-            );
+            assert!(err.contains("is not a non-negative number"), "{bad}: {err}");
         }
     }
 

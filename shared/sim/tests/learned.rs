@@ -182,7 +182,7 @@ fn tuning_reads_only_the_history_before_until() {
     let trace = aapl_trace(9);
     let mut busier = trace.clone();
     for c in busier.counts.iter_mut().skip(7 * 288) {
-        *c *= 5;
+        *c *= 5.0;
     }
     // THEN the tuned suggestions agree, and they are tuned
     let plan = aapl_suggestion(&trace, Some(1.15));
