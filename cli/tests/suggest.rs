@@ -252,7 +252,10 @@ fn a_serverless_target_is_suggested_under_its_dimension() {
     );
     let printed = suggest_untuned_from("serverless", &base);
     // THEN it gets its history, its peaks and a forecast like any target
-    assert!(printed.contains("#   history: 7 day(s)"), "{printed}");
+    assert!(
+        printed.contains("#   history: 7 local date(s) with data"),
+        "{printed}"
+    );
     let plan = headroom_core::parse_plan("suggested", &printed).expect("a valid plan");
     assert!(plan.targets[0].forecast.is_some(), "{printed}");
 }

@@ -120,19 +120,12 @@ impl Trace {
         let interval = rows
             .windows(2)
             .find(|p| p[1].1 == p[0].1 + 1)
-            .map(|p| (p[1].0, (p[1].2 - p[0].2).num_seconds()));
-        if let Some((line, interval)) = interval {
+            .map(|p| (p[0].0, p[1].0, (p[1].2 - p[0].2).num_seconds()));
+        if let Some((line_before, line, interval)) = interval {
             if interval <= 0 {
                 issues.push(TraceIssue {
                     line,
-                    problem: format!(
-                        "{}; rows must be in time order, oldest first, one per timestamp",
-                        if interval == 0 {
-                            "this row repeats the timestamp of the row above it".to_owned()
-                        } else {
-                            format!("this row is {} s before the row above it", -interval)
-                        }
-                    ),
+                    problem: out_of_order(interval, line_before),
                 });
             } else if !(STEP_SECS..=MAX_INTERVAL_SECS).contains(&interval)
                 || interval % STEP_SECS != 0
@@ -147,7 +140,12 @@ impl Trace {
                 for pair in rows.windows(2) {
                     let gap = (pair[1].2 - pair[0].2).num_seconds();
                     let expected = interval * (pair[1].1 - pair[0].1) as i64;
-                    if gap != expected {
+                    if gap <= 0 {
+                        issues.push(TraceIssue {
+                            line: pair[1].0,
+                            problem: out_of_order(gap, pair[0].0),
+                        });
+                    } else if gap != expected {
                         issues.push(TraceIssue {
                             line: pair[1].0,
                             problem: format!(
@@ -177,7 +175,8 @@ impl Trace {
                 issues,
             });
         }
-        let (Some(&(_, _, start, _)), Some((_, interval_secs))) = (rows.first(), interval) else {
+        let (Some(&(_, _, start, _)), Some((_, _, interval_secs))) = (rows.first(), interval)
+        else {
             return Err(TraceError {
                 source_name: source.to_owned(),
                 issues: vec![TraceIssue {
@@ -223,6 +222,16 @@ impl Trace {
             ..self.clone()
         }
     }
+}
+
+/// What is wrong with a row `gap` seconds (zero or less) after the row on line `before`.
+fn out_of_order(gap: i64, before: usize) -> String {
+    let what = if gap == 0 {
+        format!("this row repeats the timestamp of the row on line {before}")
+    } else {
+        format!("this row is {} s before the row on line {before}", -gap)
+    };
+    format!("{what}; rows must be in time order, oldest first, one per timestamp")
 }
 
 fn parse_row(row: &str) -> Result<(DateTime<Utc>, f64), String> {
@@ -317,7 +326,7 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string().contains(
-                "line 3: this row is 300 s before the row above it; rows must be in time order"
+                "line 3: this row is 300 s before the row on line 2; rows must be in time order"
             ),
             "{err}"
         );
@@ -328,7 +337,20 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string()
-                .contains("line 3: this row repeats the timestamp of the row above it"),
+                .contains("line 3: this row repeats the timestamp of the row on line 2"),
+            "{err}"
+        );
+        // Further down too: two rows swapped, and a row written twice.
+        let err = Trace::parse(
+            "s.csv",
+            "timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-01T00:01:00Z,1\n\n2026-01-01T00:03:00Z,1\n2026-01-01T00:02:00Z,1\n2026-01-01T00:02:00Z,1\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(
+                "line 6: this row is 60 s before the row on line 5; rows must be in time order"
+            ) && err.contains("line 7: this row repeats the timestamp of the row on line 6"),
             "{err}"
         );
         // A gap says how to write the rows the source left out.

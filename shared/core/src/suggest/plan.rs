@@ -104,7 +104,7 @@ pub fn suggest_plan(
             .collect();
         let mut evidence = vec![
             format!(
-                "history: {} day(s) ({} whole weekday(s), {} whole weekend day(s)) from {} to {}, in {}",
+                "history: {} local date(s) with data ({} whole weekday(s), {} whole weekend day(s)) between {} and {}, in {}",
                 suggestion.days,
                 suggestion.weekdays,
                 suggestion.weekend_days,
