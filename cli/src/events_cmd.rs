@@ -25,10 +25,13 @@ pub struct PeakArgs {
     /// How long the peak lasts.
     #[arg(long, default_value = "1h", value_parser = parse_span)]
     pub duration: Span,
+    /// The MinCapacity the peak asks for, within the plan's bounds.
     #[arg(long, default_value_t = 4)]
     pub floor: u32,
+    /// The peak's name: with its start, the event's id (a resent event is the same peak).
     #[arg(long, default_value = "walkthrough")]
     pub name: String,
+    /// Also suspend scale-in while the peak lasts (target tracking may still scale out).
     #[arg(long)]
     pub suspend_scale_in: bool,
 }

@@ -15,6 +15,7 @@ use headroom_events::EventError;
 pub enum Exit {
     /// Anything else: an AWS error that is not one of the classes below, a lost write race.
     Failure = 1,
+    /// Usage: a bad command line or option value, or an input file it names that cannot be read.
     Usage = 2,
     /// AWS access or configuration: no region, no or rejected credentials, a missing IAM
     /// permission, AWS unreachable.
@@ -46,6 +47,14 @@ pub fn not_found(message: impl Into<String>) -> anyhow::Error {
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
     CliError {
         exit: Exit::Usage,
+        message: message.into(),
+    }
+    .into()
+}
+
+pub fn invalid(message: impl Into<String>) -> anyhow::Error {
+    CliError {
+        exit: Exit::Invalid,
         message: message.into(),
     }
     .into()
@@ -98,6 +107,16 @@ pub fn classify(e: &anyhow::Error) -> Exit {
             || link.is::<headroom_sim::world::WorldError>()
         {
             return Exit::Invalid;
+        }
+        // An input file named on the command line that cannot be read: the command line is
+        // what to fix (a file that reads but does not parse is `Invalid`, above).
+        if let Some(io) = link.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::IsADirectory
+            ) {
+                return Exit::Usage;
+            }
         }
         if let Some(reconcile) = link.downcast_ref::<ReconcileError>() {
             match reconcile {

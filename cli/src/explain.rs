@@ -25,6 +25,8 @@ use headroom_core::usecase::Ports;
 use headroom_core::{Bounds, EndpointName, ScalableTargetId, TargetState, VariantName};
 use headroom_events::parse_trigger;
 use headroom_sim::trace::Trace;
+
+use crate::exit::{invalid, usage};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -41,7 +43,7 @@ pub struct ExplainArgs {
     pub plan: Option<PathBuf>,
     /// Decide at this instant (RFC 3339) [default: the event's own time; for a peak event, the
     /// instant headroom pre-scales for it; else now].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan_cmd::parse_instant)]
     pub at: Option<DateTime<Utc>>,
     /// The desired count (instances or copies) to assume for every target when an alarm needs it
     /// [default: each target's base minimum].
@@ -55,13 +57,22 @@ pub struct ExplainArgs {
     /// have stored it (`hold_without_forecast`).
     #[arg(long)]
     pub demand: Option<PathBuf>,
+    /// The simulator's world file whose `trace_scale` multiplies --demand's rows for each
+    /// target, as `headroom simulate` reads the same trace [default: world.toml next to the
+    /// plan, when there is one; else the rows are taken as written].
+    #[arg(long, requires = "demand")]
+    pub world: Option<PathBuf>,
 }
 
 pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.event)
         .with_context(|| format!("cannot read the event file {}", args.event.display()))?;
-    let event: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not valid JSON", args.event.display()))?;
+    let event: Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(format!(
+            "{} is not valid JSON ({e}): an event is one JSON object (see events/ for examples)",
+            args.event.display()
+        ))
+    })?;
     let plan_path = plan_path(args.plan.as_deref())?;
     let plan_text = std::fs::read_to_string(&plan_path)
         .with_context(|| format!("cannot read the plan {}", plan_path.display()))?;
@@ -69,10 +80,9 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read the demand trace {}", path.display()))?;
-            Some(headroom_sim::trace::Trace::parse(
-                &path.display().to_string(),
-                &text,
-            )?)
+            let trace = headroom_sim::trace::Trace::parse(&path.display().to_string(), &text)?;
+            let scales = demand_scales(args.world.as_deref(), &plan_path)?;
+            Some(Demand { trace, scales })
         }
         None => None,
     };
@@ -88,6 +98,62 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
     .with_context(|| format!("cannot explain {}", args.event.display()))?;
     outln!("{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())
+}
+
+/// A demand trace and what scales it for each target.
+pub struct Demand {
+    pub trace: Trace,
+    pub scales: DemandScales,
+}
+
+/// Where each target's demand scale comes from: a world file's `trace_scale`s, or none (the
+/// rows as written).
+pub enum DemandScales {
+    World {
+        file: String,
+        scales: BTreeMap<ScalableTargetId, f64>,
+    },
+    AsWritten,
+}
+
+impl DemandScales {
+    fn of(&self, id: &ScalableTargetId) -> f64 {
+        match self {
+            DemandScales::World { scales, .. } => scales.get(id).copied().unwrap_or(1.0),
+            DemandScales::AsWritten => 1.0,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            DemandScales::World { file, .. } => {
+                format!("each target's trace rows times its trace_scale in {file}")
+            }
+            DemandScales::AsWritten => "the trace rows as written: no world file gives a \
+                 trace_scale (pass --world FILE, or put world.toml next to the plan)"
+                .to_owned(),
+        }
+    }
+}
+
+/// The scales `--world` gives, or world.toml beside the plan, or none.
+fn demand_scales(world: Option<&Path>, plan: &Path) -> anyhow::Result<DemandScales> {
+    let beside = plan.parent().unwrap_or(Path::new(".")).join("world.toml");
+    let path = match world {
+        Some(path) => path.to_owned(),
+        None if beside.is_file() => beside,
+        None => return Ok(DemandScales::AsWritten),
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the world file {}", path.display()))?;
+    let file = path.display().to_string();
+    let world = headroom_sim::world::World::parse(&file, &text)?;
+    let scales = world
+        .targets
+        .iter()
+        .map(|t| (t.id.clone(), t.trace_scale))
+        .collect();
+    Ok(DemandScales::World { file, scales })
 }
 
 fn plan_path(given: Option<&Path>) -> anyhow::Result<PathBuf> {
@@ -115,18 +181,24 @@ pub async fn explain(
     plan_name: &str,
     at: Option<DateTime<Utc>>,
     desired: Option<u32>,
-    demand: Option<&Trace>,
+    demand: Option<&Demand>,
 ) -> anyhow::Result<Value> {
     let trigger = parse_trigger(event).context("headroom does not accept this event")?;
     let plan = parse_plan(plan_name, plan_text)?;
+    if demand.is_some() && plan.targets.iter().all(|t| t.forecast.is_none()) {
+        return Err(usage(format!(
+            "--demand serves as the CloudWatch history of targets with a [target.forecast], and \
+             {plan_name} has none: add one to a target, or leave --demand out"
+        )));
+    }
     let summary = event_summary(&trigger);
     let (at, at_source) = instant(&trigger, &plan, at);
     let world = World::seeded(&plan, plan_text, desired, at);
     let ports = world.ports();
     let result = match &trigger {
         Trigger::Tick(tick) => match demand {
-            Some(trace) => {
-                let history = history_of(trace, &plan, at);
+            Some(demand) => {
+                let history = history_of(demand, &plan, at);
                 answer(on_tick(ports.with_demand(&history), tick, at).await)
             }
             None => answer(on_tick(ports, tick, at).await),
@@ -135,8 +207,8 @@ pub async fn explain(
         Trigger::Alarm(t) => {
             // The guard's hold reads the stored forecast (`hold_without_forecast`): with a
             // demand trace, a tick just before stores it, as the deployed tick would have.
-            if let Some(trace) = demand {
-                let history = history_of(trace, &plan, at);
+            if let Some(demand) = demand {
+                let history = history_of(demand, &plan, at);
                 let tick = Tick {
                     at: Some(at),
                     id: None,
@@ -163,6 +235,8 @@ pub async fn explain(
         "at_source": at_source,
         "assumed": {
             "world": World::ASSUMED,
+            "origin": ORIGIN_ASSUMED,
+            "demand": demand.map(|d| d.scales.describe()),
             "desired_count": desired.map_or_else(
                 || json!("each target's base minimum (use --desired N)"),
                 |d| json!(d),
@@ -283,17 +357,24 @@ fn event_summary(trigger: &Trigger) -> Value {
     }
 }
 
-/// `trace` as the CloudWatch history of every forecast target, cut at `at` (only what happened
-/// before the instant, as the refresh would read it).
-fn history_of(trace: &Trace, plan: &Plan, at: DateTime<Utc>) -> MemoryDemand {
-    let series = headroom_sim::suggest::trace_series(trace, 1.0, Some(at));
+/// The demand trace as the CloudWatch history of every forecast target, each at its own scale,
+/// cut at `at` (only what happened before the instant, as the refresh would read it).
+fn history_of(demand: &Demand, plan: &Plan, at: DateTime<Utc>) -> MemoryDemand {
     plan.targets
         .iter()
         .filter(|t| t.forecast.is_some())
         .fold(MemoryDemand::default(), |m, t| {
-            m.with(t.id.clone(), series.clone())
+            let scale = demand.scales.of(&t.id);
+            let series = headroom_sim::suggest::trace_series(&demand.trace, scale, Some(at));
+            m.with(t.id.clone(), series)
         })
 }
+
+/// explain has no home account: an event is replayed as the plan's own, whatever account and
+/// region it names. The deployed functions check them first, and refuse what is not theirs.
+const ORIGIN_ASSUMED: &str = "the event's account and region are not checked: it is replayed as \
+     if from the functions' own (deployed, the alarm and deploy functions refuse an event from \
+     another account or region before anything is read)";
 
 /// The in-memory world an explanation runs in.
 struct World {

@@ -15,6 +15,7 @@ pub struct PauseArgs {
     /// Until when: an RFC 3339 time or a duration from now (e.g. 2h).
     #[arg(long)]
     pub until: String,
+    /// Why, for the decision log and `headroom status`.
     #[arg(long, default_value = "paused by an operator")]
     pub reason: String,
     #[command(flatten)]
@@ -23,6 +24,7 @@ pub struct PauseArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ResumeArgs {
+    /// The target's resource id, e.g. endpoint/chat-prod/variant/AllTraffic.
     pub target: ScalableTargetId,
     #[command(flatten)]
     pub table: TableArgs,

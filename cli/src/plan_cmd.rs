@@ -15,6 +15,7 @@ use crate::aws::{Aws, TableArgs};
 pub enum PlanCommand {
     /// Check a plan file; print what it manages. Touches nothing.
     Validate {
+        /// The plan file (TOML).
         file: PathBuf,
         /// Print JSON: `{"file", "valid", "targets", "issues": [{"field", "problem"}]}`.
         #[arg(long)]
@@ -22,6 +23,7 @@ pub enum PlanCommand {
     },
     /// Validate and store a plan as the next version (refuses an invalid plan, writing nothing).
     Apply {
+        /// The plan file (TOML).
         file: PathBuf,
         #[command(flatten)]
         table: TableArgs,
@@ -36,9 +38,10 @@ pub enum PlanCommand {
     },
     /// Show how each target's MinCapacity would move over a period, from the plan alone (no AWS).
     Preview {
+        /// The plan file (TOML).
         file: PathBuf,
         /// Start of the period (RFC 3339); default now.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_instant)]
         from: Option<DateTime<Utc>>,
         /// Length of the period.
         #[arg(long, default_value = "24h", value_parser = parse_span)]
@@ -61,6 +64,13 @@ pub enum PlanCommand {
 
 pub fn parse_span(text: &str) -> Result<Span, String> {
     Span::parse(text)
+}
+
+/// An instant on the command line: RFC 3339, and the message shows the form when it is not.
+pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("{e}: write an RFC 3339 instant, e.g. 2026-12-03T09:00:00Z"))
 }
 
 /// Reads and validates a plan file; the error names the file and every problem.

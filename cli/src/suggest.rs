@@ -44,7 +44,7 @@ pub struct SuggestArgs {
     #[arg(long, requires = "trace")]
     pub world: Option<PathBuf>,
     /// Use only history before this instant (RFC 3339).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan_cmd::parse_instant)]
     pub until: Option<DateTime<Utc>>,
     /// Offline: tune the forecast quantile and guard hold by simulating the history, keeping
     /// instance-hours within this many times target tracking's (default 1.15; `none`: untuned).

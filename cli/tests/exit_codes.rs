@@ -96,6 +96,73 @@ fn an_invalid_plan_exits_5_and_a_bad_flag_2() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = headroom().args(["no-such-command"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // An instant not in RFC 3339 shows the form, whichever option takes it.
+    for args in [
+        &[
+            "explain",
+            "--event",
+            "events/schedule/tick-rule.json",
+            "--at",
+            "2026-03-14 10:00",
+        ][..],
+        &[
+            "plan",
+            "preview",
+            "events/plans/example.toml",
+            "--from",
+            "2026-12-03",
+        ],
+    ] {
+        let out = headroom().args(args).output().expect("runs");
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("e.g. 2026-12-03T09:00:00Z"),
+            "{args:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn an_input_file_that_cannot_be_read_exits_2_naming_it_and_a_broken_event_5() {
+    let missing: [&[&str]; 4] = [
+        &["plan", "validate", "no/such/plan.toml"],
+        &[
+            "simulate",
+            "--plan",
+            "no/such/plan.toml",
+            "--trace",
+            "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv",
+        ],
+        &["explain", "--event", "no/such/event.json"],
+        &[
+            "simulate",
+            "--plan",
+            "events/scenarios/nyc-taxi/plan.toml",
+            "--trace",
+            "no/such/trace.csv",
+        ],
+    ];
+    for args in missing {
+        let out = headroom().args(args).output().expect("runs");
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains("no/such/"), "{args:?} names the file: {text}");
+    }
+    // A directory where a file belongs is the command line's fault too.
+    let out = headroom()
+        .args(["plan", "validate", "events"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // A file that reads but is not an event: invalid input.
+    let out = headroom()
+        .args(["explain", "--event", "events/traces/README.md"])
+        .output()
+        .expect("runs");
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(text.contains("is not valid JSON"), "{text}");
 }
 
 /// Runs `args` with stdout a pipe whose reader is gone before the binary writes (as `| head -1`

@@ -366,6 +366,73 @@ fn a_tick_with_a_demand_trace_scores_the_windows_and_opens_the_schedule_review()
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--demand` reads the trace as `simulate` does: times each target's `trace_scale` from the
+/// world file beside the plan (or `--world`), and the explanation says which.
+#[test]
+fn a_demand_trace_is_scaled_as_the_world_beside_the_plan_says() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--event",
+            "events/schedule/tick-rule.json",
+            "--plan",
+            "events/scenarios/tweets-aapl/plan.toml",
+            "--demand",
+            "events/traces/twitter-volume-aapl-5min.csv",
+            "--at",
+            "2015-03-10T12:00:00Z",
+        ];
+        args.extend_from_slice(extra);
+        json_of(&explain(&args), "a tick with --demand")
+    };
+    let beside = run(&[]);
+    assert!(
+        beside["assumed"]["demand"]
+            .as_str()
+            .is_some_and(|d| d.contains("trace_scale in events/scenarios/tweets-aapl/world.toml")),
+        "{}",
+        beside["assumed"]
+    );
+    // The same world named: the same explanation.
+    let named = run(&["--world", "events/scenarios/tweets-aapl/world.toml"]);
+    assert_eq!(named["targets"], beside["targets"]);
+    // A world whose scale is 1 reads a tenth of the demand: the forecast asks for less (5
+    // instances at noon against 1).
+    let dir = std::env::temp_dir().join(format!("headroom-explain-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let world = std::fs::read_to_string(root().join("events/scenarios/tweets-aapl/world.toml"))
+        .expect("world")
+        .replace("trace_scale = 10", "trace_scale = 1");
+    let unscaled = dir.join("world.toml");
+    std::fs::write(&unscaled, world).expect("write");
+    let tenth = run(&["--world", unscaled.to_str().expect("utf-8")]);
+    let floor = |v: &serde_json::Value| {
+        v["targets"][0]["bounds_after"]["min"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("a minimum: {}", v["targets"][0]))
+    };
+    assert!(
+        floor(&tenth) < floor(&beside),
+        "{} vs {}",
+        floor(&tenth),
+        floor(&beside)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--demand` with a plan that has no forecast to serve is a usage error, not a silent no-op.
+#[test]
+fn a_demand_trace_without_a_forecast_target_is_a_usage_error() {
+    let out = explain(&[
+        "--event",
+        "events/schedule/tick-rule.json",
+        "--demand",
+        "events/traces/twitter-volume-aapl-5min.csv",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("has none: add one to a target"), "{text}");
+}
+
 /// `--demand` before an alarm event: a tick stores the forecast first, so the guard's hold after
 /// OK reads it (`hold_without_forecast` only where no active forecast covers the clear).
 #[test]
