@@ -57,15 +57,34 @@ fn chart_targets(
         })
         .collect();
     if targets.is_empty() {
+        let known: Vec<String> = scenario
+            .world
+            .targets
+            .iter()
+            .map(|t| t.id.to_string())
+            .collect();
         return Err(crate::exit::usage(format!(
-            "--target {}: the world has no such target",
-            only.unwrap_or("")
+            "--target {}: the world has no such target; it has {}",
+            only.unwrap_or(""),
+            known.join(", ")
         )));
     }
     Ok(targets)
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    // The chart is SVG whatever the name says: a .png named file would not open as one.
+    if let Some(path) = &args.chart {
+        let svg = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+        if !svg {
+            return Err(crate::exit::usage(format!(
+                "--chart {}: the chart is SVG; name the file with .svg (e.g. out.svg)",
+                path.display()
+            )));
+        }
+    }
     let scenario = load(&args)?;
     for warning in scenario.warnings() {
         eprintln!("warning: {warning}");

@@ -165,6 +165,35 @@ fn an_input_file_that_cannot_be_read_exits_2_naming_it_and_a_broken_event_5() {
     assert!(text.contains("is not valid JSON"), "{text}");
 }
 
+#[test]
+fn a_chart_not_named_svg_and_an_unknown_chart_target_are_usage_errors_saying_what_fits() {
+    let out = headroom()
+        .args(["simulate", "--chart", "/tmp/headroom-chart.png"])
+        .output()
+        .expect("runs");
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("name the file with .svg"), "{text}");
+    let chart = std::env::temp_dir().join(format!("headroom-chart-{}.svg", std::process::id()));
+    let out = headroom()
+        .args([
+            "simulate",
+            "--chart",
+            chart.to_str().expect("utf-8"),
+            "--target",
+            "nope",
+        ])
+        .output()
+        .expect("runs");
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("--target nope: the world has no such target; it has endpoint/"),
+        "{text}"
+    );
+    std::fs::remove_file(&chart).ok();
+}
+
 /// Runs `args` with stdout a pipe whose reader is gone before the binary writes (as `| head -1`
 /// or `| true` leave it).
 fn with_closed_stdout(args: &[&str]) -> Output {

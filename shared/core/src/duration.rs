@@ -88,8 +88,32 @@ impl Serialize for Span {
 
 impl<'de> Deserialize<'de> for Span {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = String::deserialize(deserializer)?;
-        Span::parse(&raw).map_err(serde::de::Error::custom)
+        deserializer.deserialize_any(SpanVisitor)
+    }
+}
+
+/// Reads a duration string; a bare number (`hold = 20`) is told how to write it.
+struct SpanVisitor;
+
+impl serde::de::Visitor<'_> for SpanVisitor {
+    type Value = Span;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a duration in quotes, like \"25m\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Span, E> {
+        Span::parse(text).map_err(E::custom)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Span, E> {
+        Err(E::custom(format!(
+            "a duration is a string with a unit: write \"{n}m\" or \"{n}s\", in quotes"
+        )))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Span, E> {
+        self.visit_i64(i64::try_from(n).unwrap_or(i64::MAX))
     }
 }
 
@@ -106,6 +130,23 @@ mod tests {
         assert!(Span::parse("25").unwrap_err().contains("without a unit"));
         assert!(Span::parse("5w").unwrap_err().contains("unit 'w'"));
         assert!(Span::parse("").is_err());
+    }
+
+    #[test]
+    fn a_bare_number_in_a_file_is_told_to_write_a_unit_in_quotes() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Hold {
+            #[allow(dead_code)]
+            hold: Span,
+        }
+        let err = toml::from_str::<Hold>("hold = 20").unwrap_err().to_string();
+        assert!(err.contains(r#"write "20m" or "20s", in quotes"#), "{err}");
+        let err = toml::from_str::<Hold>("hold = 1.5")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(r#"a duration in quotes, like "25m""#), "{err}");
+        let ok = toml::from_str::<Hold>(r#"hold = "20m""#).expect("a duration");
+        assert_eq!(ok.hold, Span::minutes(20));
     }
 
     #[test]
