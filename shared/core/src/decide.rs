@@ -150,8 +150,18 @@ pub fn decide_from(
     match &winner {
         Some(source) => {
             let c = claims.iter().find(|c| &c.source == source);
+            // A claim past its full hold says so: its reason still names the window it served.
+            let phase = match c {
+                Some(c) if c.phase == "ramping down" => {
+                    format!(
+                        " (ramping down, this step until {})",
+                        crate::utc_text::Minute(c.until)
+                    )
+                }
+                _ => String::new(),
+            };
             reasons.push(format!(
-                "min {} from {source}: {}",
+                "min {} from {source}{phase}: {}",
                 desired.min,
                 c.map_or("", |c| c.reason.as_str())
             ));

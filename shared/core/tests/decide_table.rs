@@ -194,6 +194,16 @@ fn a_one_time_peak_then_its_ramp_down_in_steps() {
             "at {now}"
         );
     }
+    // The reason says which phase: holding through the window, then each ramp step and its end.
+    let reason = |now: &str| decide_fresh(&target, (1, 12), now).reasons[0].clone();
+    assert_eq!(
+        reason("2026-12-03T20:59:00Z"),
+        "min 10 from peak:launch: peak launch starts 2026-12-03T17:00Z for 4h (lead time 25m)"
+    );
+    assert_eq!(
+        reason("2026-12-03T21:00:00Z"),
+        "min 5 from peak:launch (ramping down, this step until 2026-12-03T21:10Z): peak launch starts 2026-12-03T17:00Z for 4h (lead time 25m)"
+    );
 }
 
 #[test]
