@@ -38,9 +38,10 @@ pub struct SuggestArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=63), conflicts_with_all = ["trace", "world"])]
     pub days: Option<u32>,
     /// Offline: a request trace (CSV `timestamp,requests`) standing in for the CloudWatch history.
-    #[arg(long, requires = "world")]
+    #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Offline: the simulator's world file (trace scale and target-tracking policy per target).
+    /// Offline: the simulator's world file (trace scale and target-tracking policy per target)
+    /// [default: world.toml next to the base plan, as `headroom simulate` finds it].
     #[arg(long, requires = "trace")]
     pub world: Option<PathBuf>,
     /// Use only history before this instant (RFC 3339).
@@ -72,15 +73,33 @@ fn parse_budget(s: &str) -> Result<Budget, String> {
 pub async fn run(args: SuggestArgs) -> anyhow::Result<()> {
     let base_name = args.plan.display().to_string();
     let base = read(&args.plan, "base plan")?;
-    let out = match (&args.trace, &args.world) {
-        (Some(trace), Some(world)) => {
+    let out = match &args.trace {
+        Some(trace) => {
+            let world = world_path(&args.plan, args.world.as_deref())?;
             let budget = args.budget.map_or(Some(DEFAULT_BUDGET), |b| b.0);
-            offline((&base_name, &base), trace, world, args.until, budget)?
+            offline((&base_name, &base), trace, &world, args.until, budget)?
         }
-        _ => from_cloudwatch((&base_name, &base), args.days, args.until).await?,
+        None => from_cloudwatch((&base_name, &base), args.days, args.until).await?,
     };
     out!("{out}")?;
     Ok(())
+}
+
+/// `--world`, or world.toml next to the base plan.
+fn world_path(base: &Path, given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(world) = given {
+        return Ok(world.to_owned());
+    }
+    let beside = base.parent().unwrap_or(Path::new(".")).join("world.toml");
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(usage(format!(
+            "--trace needs the simulator's world (trace scale and target tracking per target): \
+             pass --world FILE, or put it at {}",
+            beside.display()
+        )))
+    }
 }
 
 fn offline(

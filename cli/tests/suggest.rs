@@ -65,9 +65,47 @@ fn a_trace_and_cloudwatch_days_together_are_a_usage_error() {
 }
 
 #[test]
-fn a_trace_without_a_world_says_what_is_missing() {
-    let out = suggest(&["--trace", "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv"]);
-    fails_with(&out, 2, "--world <WORLD>", "");
+fn a_trace_without_a_world_reads_the_one_beside_the_plan_or_says_what_is_missing() {
+    // Beside the base plan: the same suggestion as naming it.
+    let trace = "events/traces/nyc-taxi-2014-10-06-2wk-30min.csv";
+    let until = "2014-10-13T04:00:00Z";
+    // (Untuned: the tuning reads the world as the suggestion does, and takes seconds here.)
+    let beside = suggest(&["--trace", trace, "--until", until, "--budget", "none"]);
+    let named = suggest(&[
+        "--trace",
+        trace,
+        "--until",
+        until,
+        "--budget",
+        "none",
+        "--world",
+        "events/scenarios/nyc-taxi-learned/world.toml",
+    ]);
+    assert!(
+        beside.status.success(),
+        "{}",
+        String::from_utf8_lossy(&beside.stderr)
+    );
+    assert_eq!(beside.stdout, named.stdout);
+    // Nowhere: a usage error naming where it looked.
+    let dir = std::env::temp_dir().join(format!("headroom-suggest-noworld-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let base = dir.join("base.toml");
+    std::fs::write(&base, taxi_base()).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .current_dir(root())
+        .args([
+            "plan",
+            "suggest",
+            "--plan",
+            base.to_str().expect("utf-8"),
+            "--trace",
+            trace,
+        ])
+        .output()
+        .expect("run headroom");
+    fails_with(&out, 2, "pass --world FILE, or put it at", "");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
