@@ -111,11 +111,14 @@ pub fn classify(e: &anyhow::Error) -> Exit {
         // An input file named on the command line that cannot be read: the command line is
         // what to fix (a file that reads but does not parse is `Invalid`, above).
         if let Some(io) = link.downcast_ref::<std::io::Error>() {
-            if matches!(
-                io.kind(),
-                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::IsADirectory
-            ) {
-                return Exit::Usage;
+            match io.kind() {
+                ErrorKind::NotFound
+                | ErrorKind::PermissionDenied
+                | ErrorKind::IsADirectory
+                | ErrorKind::NotADirectory => return Exit::Usage,
+                // Read, but not text: the file's content is what to fix.
+                ErrorKind::InvalidData => return Exit::Invalid,
+                _ => {}
             }
         }
         if let Some(reconcile) = link.downcast_ref::<ReconcileError>() {

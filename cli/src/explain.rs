@@ -81,8 +81,15 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read the demand trace {}", path.display()))?;
             let trace = headroom_sim::trace::Trace::parse(&path.display().to_string(), &text)?;
-            let scales = demand_scales(args.world.as_deref(), &plan_path)?;
-            Some(Demand { trace, scales })
+            let beside = plan_path
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("world.toml");
+            let world = args
+                .world
+                .clone()
+                .or_else(|| beside.is_file().then_some(beside));
+            Some(Demand { trace, world })
         }
         None => None,
     };
@@ -100,15 +107,14 @@ pub async fn run(args: ExplainArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A demand trace and what scales it for each target.
+/// A demand trace, and the world file whose `trace_scale`s scale it (none: the rows as written).
 pub struct Demand {
     pub trace: Trace,
-    pub scales: DemandScales,
+    pub world: Option<PathBuf>,
 }
 
-/// Where each target's demand scale comes from: a world file's `trace_scale`s, or none (the
-/// rows as written).
-pub enum DemandScales {
+/// Each plan target's demand scale, and where it came from.
+enum DemandScales {
     World {
         file: String,
         scales: BTreeMap<ScalableTargetId, f64>,
@@ -117,8 +123,33 @@ pub enum DemandScales {
 }
 
 impl DemandScales {
+    /// Reads the world file and pairs its targets with the plan's as `simulate` does (the plan
+    /// says a serverless variant's dimension; the world only names the resource): a target on
+    /// one side only is the same error as there.
+    fn of_world(world: Option<&Path>, plan: &Plan) -> anyhow::Result<Self> {
+        let Some(path) = world else {
+            return Ok(DemandScales::AsWritten);
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the world file {}", path.display()))?;
+        let file = path.display().to_string();
+        let mut world = headroom_sim::world::World::parse(&file, &text)?;
+        headroom_sim::scenario::match_targets(
+            &format!("explain --demand (world {file})"),
+            plan,
+            &mut world,
+        )?;
+        let scales = world
+            .targets
+            .iter()
+            .map(|t| (t.id.clone(), t.trace_scale))
+            .collect();
+        Ok(DemandScales::World { file, scales })
+    }
+
     fn of(&self, id: &ScalableTargetId) -> f64 {
         match self {
+            // match_targets left no plan target without its world target.
             DemandScales::World { scales, .. } => scales.get(id).copied().unwrap_or(1.0),
             DemandScales::AsWritten => 1.0,
         }
@@ -134,26 +165,6 @@ impl DemandScales {
                 .to_owned(),
         }
     }
-}
-
-/// The scales `--world` gives, or world.toml beside the plan, or none.
-fn demand_scales(world: Option<&Path>, plan: &Path) -> anyhow::Result<DemandScales> {
-    let beside = plan.parent().unwrap_or(Path::new(".")).join("world.toml");
-    let path = match world {
-        Some(path) => path.to_owned(),
-        None if beside.is_file() => beside,
-        None => return Ok(DemandScales::AsWritten),
-    };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read the world file {}", path.display()))?;
-    let file = path.display().to_string();
-    let world = headroom_sim::world::World::parse(&file, &text)?;
-    let scales = world
-        .targets
-        .iter()
-        .map(|t| (t.id.clone(), t.trace_scale))
-        .collect();
-    Ok(DemandScales::World { file, scales })
 }
 
 fn plan_path(given: Option<&Path>) -> anyhow::Result<PathBuf> {
@@ -191,14 +202,18 @@ pub async fn explain(
              {plan_name} has none: add one to a target, or leave --demand out"
         )));
     }
+    let demand = match demand {
+        Some(d) => Some((d, DemandScales::of_world(d.world.as_deref(), &plan)?)),
+        None => None,
+    };
     let summary = event_summary(&trigger);
     let (at, at_source) = instant(&trigger, &plan, at);
     let world = World::seeded(&plan, plan_text, desired, at);
     let ports = world.ports();
     let result = match &trigger {
-        Trigger::Tick(tick) => match demand {
-            Some(demand) => {
-                let history = history_of(demand, &plan, at);
+        Trigger::Tick(tick) => match &demand {
+            Some((demand, scales)) => {
+                let history = history_of(demand, scales, &plan, at);
                 answer(on_tick(ports.with_demand(&history), tick, at).await)
             }
             None => answer(on_tick(ports, tick, at).await),
@@ -207,8 +222,8 @@ pub async fn explain(
         Trigger::Alarm(t) => {
             // The guard's hold reads the stored forecast (`hold_without_forecast`): with a
             // demand trace, a tick just before stores it, as the deployed tick would have.
-            if let Some(demand) = demand {
-                let history = history_of(demand, &plan, at);
+            if let Some((demand, scales)) = &demand {
+                let history = history_of(demand, scales, &plan, at);
                 let tick = Tick {
                     at: Some(at),
                     id: None,
@@ -236,7 +251,7 @@ pub async fn explain(
         "assumed": {
             "world": World::ASSUMED,
             "origin": ORIGIN_ASSUMED,
-            "demand": demand.map(|d| d.scales.describe()),
+            "demand": demand.as_ref().map(|(_, scales)| scales.describe()),
             "desired_count": desired.map_or_else(
                 || json!("each target's base minimum (use --desired N)"),
                 |d| json!(d),
@@ -359,12 +374,17 @@ fn event_summary(trigger: &Trigger) -> Value {
 
 /// The demand trace as the CloudWatch history of every forecast target, each at its own scale,
 /// cut at `at` (only what happened before the instant, as the refresh would read it).
-fn history_of(demand: &Demand, plan: &Plan, at: DateTime<Utc>) -> MemoryDemand {
+fn history_of(
+    demand: &Demand,
+    scales: &DemandScales,
+    plan: &Plan,
+    at: DateTime<Utc>,
+) -> MemoryDemand {
     plan.targets
         .iter()
         .filter(|t| t.forecast.is_some())
         .fold(MemoryDemand::default(), |m, t| {
-            let scale = demand.scales.of(&t.id);
+            let scale = scales.of(&t.id);
             let series = headroom_sim::suggest::trace_series(&demand.trace, scale, Some(at));
             m.with(t.id.clone(), series)
         })

@@ -68,9 +68,10 @@ pub fn parse_span(text: &str) -> Result<Span, String> {
 
 /// An instant on the command line: RFC 3339, and the message shows the form when it is not.
 pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| format!("{e}: write an RFC 3339 instant, e.g. 2026-12-03T09:00:00Z"))
+    // chrono's own reading (RFC 3339 and its near forms, as before); only the message is ours.
+    text.trim()
+        .parse::<DateTime<Utc>>()
+        .map_err(|e| format!("write an RFC 3339 instant, e.g. 2026-12-03T09:00:00Z ({e})"))
 }
 
 /// Reads and validates a plan file; the error names the file and every problem.

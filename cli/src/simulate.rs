@@ -86,6 +86,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
     }
     let scenario = load(&args)?;
+    // Which targets to chart is known before the run: a wrong --target costs no simulation.
+    let chart = match &args.chart {
+        Some(path) => Some((path, chart_targets(&scenario, args.target.as_deref())?)),
+        None => None,
+    };
     for warning in scenario.warnings() {
         eprintln!("warning: {warning}");
     }
@@ -105,9 +110,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let results = headroom_sim::run_all(&scenario, &mut options);
     bar.finish_and_clear();
     let report = Report::new(&scenario, results);
-    if let Some(path) = &args.chart {
-        let targets = chart_targets(&scenario, args.target.as_deref())?;
-        headroom_sim::chart::draw_targets(path, &scenario.name, &report.results, &targets)?;
+    if let Some((path, targets)) = &chart {
+        headroom_sim::chart::draw_targets(path, &scenario.name, &report.results, targets)?;
         if !args.json {
             eprintln!("chart written to {}", path.display());
         }

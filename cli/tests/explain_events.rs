@@ -416,6 +416,46 @@ fn a_demand_trace_is_scaled_as_the_world_beside_the_plan_says() {
         floor(&tenth),
         floor(&beside)
     );
+    // A serverless variant's plan target (its dimension in the plan, not in the world) is
+    // scaled by its world target all the same.
+    let serverless = std::fs::read_to_string(root().join("events/scenarios/tweets-aapl/plan.toml"))
+        .expect("plan")
+        .replacen(
+            "resource_id = \"endpoint/tweets-aapl/variant/AllTraffic\"",
+            "resource_id = \"endpoint/tweets-aapl/variant/AllTraffic\"\ndimension = \"provisioned_concurrency\"",
+            1,
+        );
+    assert!(
+        serverless.contains("dimension"),
+        "the plan changed: update this test"
+    );
+    let serverless_plan = dir.join("serverless.toml");
+    std::fs::write(&serverless_plan, serverless).expect("write");
+    let run_serverless = |world: &str| {
+        json_of(
+            &explain(&[
+                "--event",
+                "events/schedule/tick-rule.json",
+                "--plan",
+                serverless_plan.to_str().expect("utf-8"),
+                "--demand",
+                "events/traces/twitter-volume-aapl-5min.csv",
+                "--at",
+                "2015-03-10T12:00:00Z",
+                "--world",
+                world,
+            ]),
+            "a serverless tick with --demand",
+        )
+    };
+    let scaled = run_serverless("events/scenarios/tweets-aapl/world.toml");
+    let unscaled = run_serverless(unscaled.to_str().expect("utf-8"));
+    assert!(
+        floor(&unscaled) < floor(&scaled),
+        "{} vs {}",
+        floor(&unscaled),
+        floor(&scaled)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

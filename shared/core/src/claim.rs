@@ -129,13 +129,18 @@ pub struct Claim {
     pub reason: String,
 }
 
+/// A claim's phase while it asks its full floor ([`ClaimNow::phase`]).
+pub const HOLDING: &str = "holding";
+/// A claim's phase past its full hold, stepping down ([`ClaimNow::phase`]).
+pub const RAMPING_DOWN: &str = "ramping down";
+
 /// What a claim asks of a target at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClaimNow {
     pub source: ClaimSource,
     pub floor: u32,
     pub suspend_scale_in: bool,
-    /// "holding" or "ramping down".
+    /// [`HOLDING`] or [`RAMPING_DOWN`].
     pub phase: &'static str,
     pub until: DateTime<Utc>,
     pub reason: String,
@@ -185,7 +190,7 @@ impl Claim {
                 source: self.source.clone(),
                 floor: self.floor,
                 suspend_scale_in: self.suspend_scale_in,
-                phase: "holding",
+                phase: HOLDING,
                 until: self.full_until,
                 reason: self.reason.clone(),
             });
@@ -201,7 +206,7 @@ impl Claim {
             source: self.source.clone(),
             floor,
             suspend_scale_in: false,
-            phase: "ramping down",
+            phase: RAMPING_DOWN,
             until: self.full_until + chrono::Duration::seconds(steps * step),
             reason: self.reason.clone(),
         })

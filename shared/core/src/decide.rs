@@ -152,11 +152,14 @@ pub fn decide_from(
             let c = claims.iter().find(|c| &c.source == source);
             // A claim past its full hold says so: its reason still names the window it served.
             let phase = match c {
-                Some(c) if c.phase == "ramping down" => {
-                    format!(
-                        " (ramping down, this step until {})",
-                        crate::utc_text::Minute(c.until)
-                    )
+                Some(c) if c.phase == crate::claim::RAMPING_DOWN => {
+                    // A guard's steps may end between minutes: then the seconds are written.
+                    let until = if chrono::Timelike::second(&c.until) == 0 {
+                        crate::utc_text::Minute(c.until).to_string()
+                    } else {
+                        c.until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    };
+                    format!(" ({}, this step until {until})", c.phase)
                 }
                 _ => String::new(),
             };

@@ -107,13 +107,18 @@ impl serde::de::Visitor<'_> for SpanVisitor {
     }
 
     fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Span, E> {
-        Err(E::custom(format!(
-            "a duration is a string with a unit: write \"{n}m\" or \"{n}s\", in quotes"
-        )))
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Err(E::custom(format!(
+                "a duration is not negative ({n}): write it in quotes with a unit, like \"25m\""
+            ))),
+        }
     }
 
     fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Span, E> {
-        self.visit_i64(i64::try_from(n).unwrap_or(i64::MAX))
+        Err(E::custom(format!(
+            "a duration is a string with a unit: write \"{n}m\" or \"{n}s\", in quotes"
+        )))
     }
 }
 
@@ -145,6 +150,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(r#"a duration in quotes, like "25m""#), "{err}");
+        let err = toml::from_str::<Hold>("hold = -5").unwrap_err().to_string();
+        assert!(err.contains("a duration is not negative (-5)"), "{err}");
         let ok = toml::from_str::<Hold>(r#"hold = "20m""#).expect("a duration");
         assert_eq!(ok.hold, Span::minutes(20));
     }

@@ -19,6 +19,9 @@ use chrono::{DateTime, Utc};
 pub const STEP_SECS: i64 = 10;
 /// The coarsest trace spacing accepted.
 pub const MAX_INTERVAL_SECS: i64 = 3600;
+/// The most requests one row may hold: far above any endpoint's traffic, and far enough below
+/// `f64::MAX` that a world's `trace_scale` and the simulator's sums stay finite.
+pub const MAX_REQUESTS: f64 = 1e15;
 /// Problems reported before giving up on listing more.
 const MAX_REPORTED: usize = 20;
 
@@ -116,21 +119,30 @@ impl Trace {
                         .into(),
             });
         }
-        // The interval: the spacing of the first two good rows that follow each other.
-        let interval = rows
+        // Order first. Rows out of order or repeated are reported alone: sorting is the fix, and
+        // a "gap" beside them would be advice to write rows the file already has.
+        let mut spacing: Vec<TraceIssue> = rows
             .windows(2)
-            .find(|p| p[1].1 == p[0].1 + 1)
-            .map(|p| (p[0].0, p[1].0, (p[1].2 - p[0].2).num_seconds()));
-        if let Some((line_before, line, interval)) = interval {
-            if interval <= 0 {
-                issues.push(TraceIssue {
-                    line,
-                    problem: out_of_order(interval, line_before),
-                });
-            } else if !(STEP_SECS..=MAX_INTERVAL_SECS).contains(&interval)
-                || interval % STEP_SECS != 0
-            {
-                issues.push(TraceIssue {
+            .filter_map(|pair| {
+                let gap = (pair[1].2 - pair[0].2).num_seconds();
+                (gap <= 0).then(|| TraceIssue {
+                    line: pair[1].0,
+                    problem: out_of_order(gap, pair[0].0),
+                })
+            })
+            .collect();
+        // The interval: the spacing of the first two good rows that follow each other.
+        let interval = spacing
+            .is_empty()
+            .then(|| {
+                rows.windows(2)
+                    .find(|p| p[1].1 == p[0].1 + 1)
+                    .map(|p| (p[1].0, (p[1].2 - p[0].2).num_seconds()))
+            })
+            .flatten();
+        if let Some((line, interval)) = interval {
+            if !(STEP_SECS..=MAX_INTERVAL_SECS).contains(&interval) || interval % STEP_SECS != 0 {
+                spacing.push(TraceIssue {
                     line,
                     problem: format!(
                         "the spacing is {interval} s; it must be a multiple of {STEP_SECS} s from {STEP_SECS} s to {MAX_INTERVAL_SECS} s"
@@ -140,13 +152,8 @@ impl Trace {
                 for pair in rows.windows(2) {
                     let gap = (pair[1].2 - pair[0].2).num_seconds();
                     let expected = interval * (pair[1].1 - pair[0].1) as i64;
-                    if gap <= 0 {
-                        issues.push(TraceIssue {
-                            line: pair[1].0,
-                            problem: out_of_order(gap, pair[0].0),
-                        });
-                    } else if gap != expected {
-                        issues.push(TraceIssue {
+                    if gap != expected {
+                        spacing.push(TraceIssue {
                             line: pair[1].0,
                             problem: format!(
                                 "{} is {gap} s after the row on line {}; rows must be {interval} s apart, in order, with no gaps (where the source left out periods without data, write each as a row, with 0 if it had no requests)",
@@ -154,13 +161,19 @@ impl Trace {
                                 pair[0].0
                             ),
                         });
-                        if issues.len() >= MAX_REPORTED {
-                            break;
-                        }
                     }
                 }
             }
         }
+        let room = MAX_REPORTED.saturating_sub(issues.len());
+        if spacing.len() > room {
+            spacing.truncate(room);
+            spacing.push(TraceIssue {
+                line: 0,
+                problem: format!("stopped after {MAX_REPORTED} problems"),
+            });
+        }
+        issues.extend(spacing);
         if let Some(&(line, _, at, _)) = rows.first() {
             if at.timestamp() % STEP_SECS != 0 {
                 issues.push(TraceIssue {
@@ -175,8 +188,7 @@ impl Trace {
                 issues,
             });
         }
-        let (Some(&(_, _, start, _)), Some((_, _, interval_secs))) = (rows.first(), interval)
-        else {
+        let (Some(&(_, _, start, _)), Some((_, interval_secs))) = (rows.first(), interval) else {
             return Err(TraceError {
                 source_name: source.to_owned(),
                 issues: vec![TraceIssue {
@@ -261,6 +273,12 @@ fn parse_row(row: &str) -> Result<(DateTime<Utc>, f64), String> {
         .ok()
         .filter(|c| c.is_finite() && *c >= 0.0)
         .ok_or_else(|| format!("requests {:?} is not a non-negative number", cut(n)))?;
+    if count > MAX_REQUESTS {
+        return Err(format!(
+            "requests {:?} is more than a trace row can hold (at most {MAX_REQUESTS:e})",
+            cut(n)
+        ));
+    }
     Ok((at.with_timezone(&Utc), count))
 }
 
@@ -353,6 +371,28 @@ mod tests {
             ) && err.contains("line 7: this row repeats the timestamp of the row on line 6"),
             "{err}"
         );
+        // ... and alone: no gap advice to write rows the file already has (00:01 to 00:03).
+        assert!(!err.contains("with 0 if it had no requests"), "{err}");
+        // A file running backwards after its first rows: reported up to the cap, then a note.
+        let backwards: String = std::iter::once(
+            "timestamp,requests\n2026-01-01T00:00:00Z,1\n2026-01-02T00:00:00Z,1\n".to_owned(),
+        )
+        .chain((0..40).map(|i| format!("2026-01-01T{:02}:00:00Z,1\n", 23 - i % 24)))
+        .collect();
+        let err = Trace::parse("b.csv", &backwards).unwrap_err();
+        assert_eq!(err.issues.len(), MAX_REPORTED + 1, "{err}");
+        assert!(
+            err.to_string().ends_with("stopped after 20 problems"),
+            "{err}"
+        );
+        // A first pair out of order still lets every later row be checked.
+        let err = Trace::parse(
+            "f.csv",
+            "timestamp,requests\n2026-01-01T00:01:00Z,1\n2026-01-01T00:00:00Z,1\n2026-01-01T00:02:00Z,1\n2026-01-01T00:02:00Z,1\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.issues.len(), 2, "{err}");
+        assert_eq!((err.issues[0].line, err.issues[1].line), (3, 5), "{err}");
         // A gap says how to write the rows the source left out.
         let err = Trace::parse(
             "g.csv",
@@ -394,10 +434,15 @@ mod tests {
             .expect(n)
             .counts[1]
         };
-        // A CloudWatch export's sum, a resampled row's fraction, a huge count.
+        // A CloudWatch export's sum, a resampled row's fraction, the largest count.
         assert_eq!(ok("156.0"), 156.0);
         assert_eq!(ok("12.5"), 12.5);
-        assert_eq!(ok("99999999999999999999999"), 1e23);
+        assert_eq!(ok("1e15"), 1e15);
+        let err = row("99999999999999999999999");
+        assert!(
+            err.contains("more than a trace row can hold (at most 1e15)"),
+            "{err}"
+        );
         for bad in ["-3", "-0.5", "many", "NaN", "inf", ""] {
             let err = row(bad);
             assert!(err.contains("is not a non-negative number"), "{bad}: {err}");
