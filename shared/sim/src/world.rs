@@ -106,11 +106,56 @@ struct TargetFile {
     scheduled_actions: Vec<ScheduledFile>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum ProvisioningFile {
     Fixed(Span),
     Uniform { min: Span, max: Span },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UniformFile {
+    min: Span,
+    max: Span,
+}
+
+/// By hand rather than `#[serde(untagged)]`: untagged answers every mistake with "data did not
+/// match any variant", where a bare number (`provisioning = 6`) should get the duration's own
+/// advice (write "6m" in quotes) and a range its field names.
+impl<'de> Deserialize<'de> for ProvisioningFile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::value::{
+            I64Deserializer, MapAccessDeserializer, StrDeserializer, U64Deserializer,
+        };
+
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = ProvisioningFile;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    r#"a duration such as "6m", or a range such as { min = "4m30s", max = "9m" }"#,
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Span::deserialize(StrDeserializer::<E>::new(text)).map(ProvisioningFile::Fixed)
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+                Span::deserialize(I64Deserializer::<E>::new(n)).map(ProvisioningFile::Fixed)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                Span::deserialize(U64Deserializer::<E>::new(n)).map(ProvisioningFile::Fixed)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let UniformFile { min, max } =
+                    UniformFile::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(ProvisioningFile::Uniform { min, max })
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -919,6 +964,32 @@ floor = 0
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }
+    }
+
+    #[test]
+    fn provisioning_is_a_duration_or_a_range_and_a_mistake_gets_advice() {
+        let with = |value: &str| {
+            World::parse(
+                "p.toml",
+                &format!("[[target]]\nresource_id = \"endpoint/a/variant/b\"\ncapacity_per_instance = 1.0\nprovisioning = {value}\n"),
+            )
+        };
+        assert_eq!(
+            with("\"6m\"").unwrap().targets[0].provisioning,
+            Provisioning::Fixed(360)
+        );
+        assert_eq!(
+            with("{ min = \"4m30s\", max = \"9m\" }").unwrap().targets[0].provisioning,
+            Provisioning::Uniform { min: 270, max: 540 }
+        );
+        let bare = with("6").unwrap_err().to_string();
+        assert!(bare.contains("\"6m\""), "{bare}");
+        let typo = with("{ min = \"4m\", maximum = \"9m\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("maximum"), "{typo}");
+        let wrong = with("true").unwrap_err().to_string();
+        assert!(wrong.contains("a duration such as \"6m\""), "{wrong}");
     }
 
     #[test]
