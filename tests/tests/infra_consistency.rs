@@ -40,7 +40,8 @@ use source::{AdapterScan, Masked};
 use template::{intrinsic, pattern_matches, Resolver, Template};
 
 /// What Application Auto Scaling checks on whoever calls RegisterScalableTarget for a SageMaker
-/// target (../shared/notes/aws-facts.md). headroom's code calls none of them for itself; a
+/// target (Application Auto Scaling user guide, identity-based policy examples, "SageMaker
+/// endpoints"; which of them RegisterScalableTarget alone checks is not documented). headroom's code calls none of them for itself; a
 /// function that registers targets must be allowed them, in the policy named
 /// [`AAS_CALLER_POLICY`].
 const AAS_CALLER: &[&str] = &[
@@ -871,6 +872,32 @@ fn check_iam_hygiene(t: &Template) -> Vec<String> {
                 ));
             }
         }
+        // Registration is limited to SageMaker's dimensions, and to every one a plan may name: a
+        // dimension missing here is AccessDenied for each target that uses it.
+        if s.actions.iter().any(|a| a == REGISTER) {
+            let listed: BTreeSet<String> = s
+                .condition
+                .as_ref()
+                .and_then(|c| c.get("StringEquals"))
+                .and_then(|c| c.get("application-autoscaling:scalable-dimension"))
+                .and_then(|d| d.as_sequence())
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let plans: BTreeSet<String> = headroom_core::ids::Dimension::ALL
+                .iter()
+                .map(|d| d.as_str().to_owned())
+                .collect();
+            if listed != plans {
+                problems.push(format!(
+                    "{at}: {REGISTER} must be conditioned on application-autoscaling:scalable-dimension being exactly \
+                     the dimensions a plan may name {plans:?} (the condition lists {listed:?})"
+                ));
+            }
+        }
         // GetMetricData reads metrics, never alarms: the alarm scope does not apply to it.
         for a in s
             .actions
@@ -932,17 +959,12 @@ fn writes_target_items_only(condition: Option<&serde_yaml::Value>) -> bool {
 fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<String> {
     let mut problems = Vec::new();
     let functions = t.functions();
-    // Prefix parameters set to "" match any name, so the fixtures test the rest of each pattern:
-    // source, detail-type and the fields the filters read.
+    // The fixtures meet the rules as deployed with the parameters' defaults (AlarmNamePrefix
+    // `headroom-`), except EndpointNamePrefix, which has none and which the samples' endpoints
+    // (chat-prod, summarize-async, llama-8b-ic) share no prefix of: "" there, so they test the
+    // rest of each pattern (source, detail-type and the fields the filters read).
     let mut params = BTreeMap::new();
-    for p in [
-        "AlarmNamePrefix",
-        "EndpointNamePrefix",
-        "EndpointConfigNamePrefix",
-        "ModelNamePrefix",
-    ] {
-        params.insert(p.to_owned(), String::new());
-    }
+    params.insert("EndpointNamePrefix".to_owned(), String::new());
     let resolver = Resolver {
         template: t,
         params,
@@ -1067,6 +1089,16 @@ fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<
             }
         }
         matched.dedup();
+        let relative = path.strip_prefix(root()).unwrap_or(path);
+        if FILTERED_OUT.iter().any(|f| relative == Path::new(f)) {
+            if !matched.is_empty() {
+                problems.push(format!(
+                    "fixture {} ({detail_type}) reaches {matched:?}, but the rules should filter it out",
+                    relative.display()
+                ));
+            }
+            continue;
+        }
         if matched != [binary.to_owned()] {
             problems.push(format!(
                 "fixture {} ({detail_type}) reaches {matched:?}, but {binary} should get it (exactly once)",
@@ -1102,6 +1134,13 @@ fn check_events(t: &Template, fixtures: &[(PathBuf, serde_json::Value)]) -> Vec<
     }
     problems
 }
+
+/// Fixtures no rule may deliver: they exist for the functions' own refusal (a direct
+/// invocation, a rule widened by hand), and the deployed rules must drop them first.
+const FILTERED_OUT: &[&str] = &[
+    // An alarm named outside AlarmNamePrefix (default `headroom-`).
+    "events/alarms/eventbridge-unknown-alarm.json",
+];
 
 /// Every JSON file under events/.
 fn fixtures() -> Vec<(PathBuf, serde_json::Value)> {
@@ -1590,6 +1629,18 @@ fn resource_star_without_its_reason_fails() {
 }
 
 #[test]
+fn a_dimension_missing_from_the_registration_condition_fails() {
+    let t = doctored_text(
+        "                      - sagemaker:inference-component:DesiredCopyCount\n",
+        "",
+    );
+    assert_fails(
+        &check_iam_hygiene(&t),
+        &[REGISTER, "sagemaker:inference-component:DesiredCopyCount"],
+    );
+}
+
+#[test]
 fn register_on_star_fails() {
     let role = tick_role(&load_template());
     let t = doctored(|doc| {
@@ -1669,6 +1720,41 @@ fn a_rule_with_a_wrong_detail_type_fails() {
     assert_fails(
         &check_events(&t, &fixtures()),
         &["no rule sends \"CloudWatch Alarm State Change\" events to headroom-alarm"],
+    );
+}
+
+#[test]
+fn a_fixture_meant_to_be_filtered_out_that_a_rule_delivers_fails() {
+    let path = root().join(FILTERED_OUT[0]);
+    let mut event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("json");
+    // As shipped, the default alarm prefix drops it.
+    assert!(check_events(&load_template(), &[(path.clone(), event.clone())]).is_empty());
+    event["detail"]["alarmName"] = "headroom-billing-estimated-charges-high".into();
+    assert_fails(
+        &check_events(&load_template(), &[(path, event)]),
+        &["eventbridge-unknown-alarm.json", "should filter it out"],
+    );
+}
+
+#[test]
+fn a_model_package_status_in_the_documentations_spelling_reaches_deploy() {
+    let path = root().join("events/sagemaker/model-package-approved.json");
+    let mut event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("json");
+    for status in ["APPROVED", "PENDING_MANUAL_APPROVAL", "rejected"] {
+        event["detail"]["ModelApprovalStatus"] = status.into();
+        let problems = check_events(&load_template(), &[(path.clone(), event.clone())]);
+        assert!(problems.is_empty(), "{status}: {problems:?}");
+    }
+    // ... and a status headroom does not act on reaches nothing.
+    event["detail"]["ModelApprovalStatus"] = "Deleted".into();
+    assert_fails(
+        &check_events(&load_template(), &[(path, event)]),
+        &[
+            "model-package-approved.json",
+            "headroom-deploy should get it",
+        ],
     );
 }
 

@@ -10,8 +10,9 @@ use serde_json::Value;
 use crate::EventError;
 
 /// A part of an AWS event that headroom reads when it has the expected shape and otherwise
-/// treats as absent: AWS adds and reshapes parts it documents loosely (see `notes/aws-facts.md`),
-/// and none of these parts is a reason to refuse an event. Use it with `#[serde(default)]`.
+/// treats as absent: AWS adds and reshapes parts it documents loosely (the SageMaker developer
+/// guide's samples and the EventBridge schema registry disagree on `Tags`, alarms gain fields such
+/// as `muteDetail`), and none of these parts is a reason to refuse an event. Use it with `#[serde(default)]`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Lenient<T>(Option<T>);
 

@@ -3,7 +3,7 @@
 //!
 //! The detail follows DescribeModelPackage (`ModelPackageGroupName`, `ModelPackageVersion`,
 //! `ModelPackageArn`, `ModelApprovalStatus`, `CreationTime`, `InferenceSpecification`, ...);
-//! its times are ISO strings (`notes/aws-facts.md`). Like the other SageMaker parsers this one
+//! its times are ISO strings, where the endpoint events' are epoch milliseconds. Like the other SageMaker parsers this one
 //! reads only what headroom needs and ignores the rest; it refuses an event only when the
 //! package cannot be named (`ModelPackageArn` missing or not a model package ARN). The approval
 //! status is read in either spelling (`Approved`, `APPROVED`); an unknown one is kept.

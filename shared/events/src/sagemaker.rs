@@ -1,6 +1,7 @@
 //! SageMaker endpoint state, deployment and endpoint-config events from EventBridge.
 //!
-//! AWS is loose here (see `notes/aws-facts.md`): times are epoch milliseconds as integers or
+//! AWS is loose here (SageMaker developer guide, "Automating SageMaker with EventBridge", and
+//! the EventBridge schema registry): times are epoch milliseconds as integers or
 //! floats (and the envelope `time` may be such a number in a string), statuses are UPPER_SNAKE
 //! forms of DescribeEndpoint's enum with values the docs never list, `Tags` is a map in the docs
 //! and a `[{Key, Value}]` list in the schema registry, and SageMaker may send several events for

@@ -139,7 +139,7 @@ pub struct WakePolicy {
 /// metric stopped, and nobody knows whether the burst or backlog goes on (`on_insufficient_data`
 /// and `keep_for` in the plan). headroom's counterpart of KEDA's `fallback` (a fixed replica
 /// count once a scaler's metric source has failed `failureThreshold` times; KEDA ScaledObject
-/// spec, "fallback"; `../shared/notes/aws-facts.md`, last entry).
+/// spec, "fallback").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Fallback {
     pub mode: FallbackMode,
