@@ -762,9 +762,56 @@ fn check_function_settings(t: &Template) -> Vec<String> {
                 "{id}: no AWS::CloudWatch::Alarm on its AWS/Lambda Errors"
             ));
         }
+        // A permanent failure fails no invocation (Errors never sees it): its log lines are
+        // counted by a metric filter on the function's log group, and that metric is alarmed.
+        let counted = group.and_then(|g| {
+            t.resources().into_iter().find_map(|(_, m)| {
+                let p = m.get("Properties")?;
+                let on_group = m.get("Type").and_then(|v| v.as_str())
+                    == Some("AWS::Logs::MetricFilter")
+                    && p.get("LogGroupName")
+                        .and_then(|v| intrinsic(v, "Ref"))
+                        .and_then(|v| v.as_str())
+                        == Some(g)
+                    && p.get("FilterPattern").and_then(|v| v.as_str())
+                        == Some(PERMANENT_FAILURE_PATTERN);
+                if !on_group {
+                    return None;
+                }
+                let metric = p.get("MetricTransformations")?.as_sequence()?.first()?;
+                Some((
+                    sub_text(metric.get("MetricNamespace")?)?,
+                    metric.get("MetricName")?.as_str()?.to_owned(),
+                ))
+            })
+        });
+        let Some((namespace, metric)) = counted else {
+            problems.push(format!(
+                "{id}: no AWS::Logs::MetricFilter on its log group with FilterPattern {PERMANENT_FAILURE_PATTERN:?}"
+            ));
+            continue;
+        };
+        let watched = t.resources().into_iter().any(|(_, a)| {
+            let p = a.get("Properties");
+            a.get("Type").and_then(|v| v.as_str()) == Some("AWS::CloudWatch::Alarm")
+                && p.and_then(|p| p.get("Namespace")).and_then(sub_text) == Some(namespace.clone())
+                && p.and_then(|p| p.get("MetricName")).and_then(|v| v.as_str())
+                    == Some(metric.as_str())
+                && p.and_then(|p| p.get("AlarmActions")).is_some()
+        });
+        if !watched {
+            problems.push(format!(
+                "{id}: no AWS::CloudWatch::Alarm (with AlarmActions) on {namespace}/{metric}, the count of its permanent failures"
+            ));
+        }
     }
     problems
 }
+
+/// The log lines of a failure that retrying cannot mend: every `tracing::error!` in the code
+/// carries `retryable` (shared/lambda's `event rejected`, the tick's `reconcile failed`, the
+/// alarm use case's `alarm rejected for this target`); shared/lambda's tests check the fields.
+const PERMANENT_FAILURE_PATTERN: &str = r#"{ ($.level = "ERROR") && ($.retryable IS FALSE) }"#;
 
 fn is_star(v: &serde_yaml::Value) -> bool {
     v.as_str() == Some("*")
@@ -1596,6 +1643,29 @@ fn a_function_without_a_crate_and_a_crate_without_a_function_fail() {
         &["headroom-tick", "has no AWS::Serverless::Function"],
     );
     assert_fails(&problems, &["headroom-tock", "no crate under functions/"]);
+}
+
+#[test]
+fn a_function_whose_permanent_failures_are_not_counted_fails() {
+    let t = doctored_text(
+        "      LogGroupName: !Ref AlarmLogGroup\n      FilterPattern: *permanent_failure_lines",
+        "      LogGroupName: !Ref AlarmLogGroup\n      FilterPattern: '{ $.level = \"ERROR\" }'",
+    );
+    assert_fails(
+        &check_function_settings(&t),
+        &["AlarmFunction: no AWS::Logs::MetricFilter"],
+    );
+    let t = doctored_text(
+        "      MetricName: PermanentFailures\n      Statistic",
+        "      MetricName: Other\n      Statistic",
+    );
+    assert_fails(
+        &check_function_settings(&t),
+        &[
+            "TickFunction: no AWS::CloudWatch::Alarm",
+            "PermanentFailures",
+        ],
+    );
 }
 
 #[test]

@@ -164,6 +164,50 @@ mod tests {
         );
     }
 
+    /// The lines `respond` logs for `error`, parsed.
+    fn lines_logged_for(error: Failure) -> Vec<Value> {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_logs(move || writer.clone()).finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let _ = respond::<(), _>(Err(error), "r6", Caller::Asynchronous);
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// What the template's metric filter counts as a permanent failure
+    /// (`{ ($.level = "ERROR") && ($.retryable IS FALSE) }`, infra/template.yaml).
+    fn counted_as_permanent(line: &Value) -> bool {
+        line["level"] == "ERROR" && line["retryable"] == false
+    }
+
+    #[test]
+    fn a_permanent_failure_is_logged_where_the_alarm_counts_it_and_a_retryable_one_is_not() {
+        let permanent = lines_logged_for(Failure(false));
+        assert_eq!(permanent.len(), 1, "{permanent:?}");
+        assert!(counted_as_permanent(&permanent[0]), "{permanent:?}");
+        assert_eq!(permanent[0]["message"], "event rejected");
+        // A retryable one fails the invocation (Lambda's Errors metric): not counted twice.
+        let retryable = lines_logged_for(Failure(true));
+        assert_eq!(retryable.len(), 1, "{retryable:?}");
+        assert!(!counted_as_permanent(&retryable[0]), "{retryable:?}");
+    }
+
     #[test]
     fn a_decision_logs_flat_fields_not_debug_strings() {
         use headroom_core::decide::decide;
