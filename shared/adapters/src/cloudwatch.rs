@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use aws_sdk_cloudwatch::primitives::DateTime as AwsDateTime;
-use aws_sdk_cloudwatch::types::{Dimension, Metric, MetricDataQuery, MetricStat, ScanBy};
+use aws_sdk_cloudwatch::types::{
+    Dimension, Metric, MetricDataQuery, MetricStat, ScanBy, StatusCode,
+};
 use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
@@ -17,7 +19,7 @@ use headroom_core::metrics_port::{
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
 
-use crate::error::port_error;
+use crate::error::{permanent, port_error, retryable};
 
 pub struct CloudWatchDemand {
     client: Client,
@@ -40,6 +42,11 @@ fn aws_time(t: DateTime<Utc>) -> AwsDateTime {
 /// workload queries answer one datapoint each and 100 alarm names fit one page, so more pages
 /// mean CloudWatch keeps paging.
 pub(crate) const MAX_PAGES: usize = 10;
+
+/// Pages of GetMetricData read at most for one demand call. A call is sized to fit CloudWatch's
+/// 100,800 datapoints (`targets_per_call_of`), so it should come back in one or two; a token
+/// that keeps coming back is CloudWatch (or a proxy) misbehaving, not more history.
+pub(crate) const MAX_DEMAND_PAGES: usize = 20;
 
 fn query(id: String, m: &MetricRef, period_secs: i64) -> MetricDataQuery {
     query_returning(id, m, period_secs, true)
@@ -189,6 +196,11 @@ impl DemandHistory for CloudWatchDemand {
         period: Span,
     ) -> Result<Vec<DemandSeries>, PortError> {
         let secs = period.as_secs().max(60);
+        // CloudWatch rounds an unaligned StartTime down to the period and labels each datapoint
+        // with its period's start; so does this, or every datapoint would sit one slot early
+        // under labels counted from the unaligned instant.
+        let from =
+            DateTime::from_timestamp(from.timestamp().div_euclid(secs) * secs, 0).unwrap_or(from);
         let sources: Vec<DemandSource> = targets
             .iter()
             .map(|q| demand_source(&q.target, q.kind))
@@ -202,8 +214,15 @@ impl DemandHistory for CloudWatchDemand {
         let mut values: Vec<Vec<f32>> = vec![vec![f32::NAN; slots]; targets.len()];
         let index: HashMap<String, usize> =
             (0..targets.len()).map(|i| (format!("t{i}"), i)).collect();
+        let what = || format!("read the demand history of {} target(s)", targets.len());
         let mut next_token: Option<String> = None;
-        loop {
+        for page in 0.. {
+            if page == MAX_DEMAND_PAGES {
+                return Err(retryable(
+                    what(),
+                    format!("GetMetricData still had a NextToken after {MAX_DEMAND_PAGES} pages; the next refresh reads again"),
+                ));
+            }
             let out = self
                 .client
                 .get_metric_data()
@@ -214,16 +233,35 @@ impl DemandHistory for CloudWatchDemand {
                 .set_next_token(next_token.take())
                 .send()
                 .await
-                .map_err(|e| {
-                    port_error(
-                        format!("read the demand history of {} target(s)", targets.len()),
-                        e,
-                    )
-                })?;
+                .map_err(|e| port_error(what(), e))?;
             for r in out.metric_data_results() {
                 let Some(&i) = r.id().and_then(|id| index.get(id)) else {
                     continue;
                 };
+                // PartialData pages on (NextToken); the other two would leave periods missing
+                // without a word, and a forecast built on them.
+                let messages = || {
+                    r.messages()
+                        .iter()
+                        .filter_map(|m| m.value())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
+                match r.status_code() {
+                    Some(StatusCode::Forbidden) => {
+                        return Err(permanent(
+                            what(),
+                            format!("CloudWatch answered Forbidden for {}: {}; allow cloudwatch:GetMetricData on the role", targets[i].target, messages()),
+                        ))
+                    }
+                    Some(StatusCode::InternalError) => {
+                        return Err(retryable(
+                            what(),
+                            format!("CloudWatch answered InternalError for {}: {}", targets[i].target, messages()),
+                        ))
+                    }
+                    _ => {}
+                }
                 for (t, v) in r.timestamps().iter().zip(r.values()) {
                     let k = (t.secs() - from.timestamp()).div_euclid(secs);
                     if let Some(slot) = usize::try_from(k).ok().and_then(|k| values[i].get_mut(k)) {
@@ -471,5 +509,95 @@ mod tests {
             .unwrap();
         assert_eq!(w[0].model_latency_mean_s, None);
         assert_eq!(w[0].invocations_per_instance_per_min, None);
+    }
+
+    /// `demand` for one variant, 08:00:03-08:15 at 5 minutes (an unaligned start, as a tick's
+    /// clock gives).
+    async fn read_unaligned(client: Client) -> Result<Vec<DemandSeries>, PortError> {
+        CloudWatchDemand::new(client)
+            .demand(
+                &[DemandQuery::invocations(
+                    ScalableTargetId::variant("shop", "AllTraffic").unwrap(),
+                )],
+                t("2026-03-02T08:00:03Z"),
+                t("2026-03-02T08:15:00Z"),
+                Span::minutes(5),
+            )
+            .await
+    }
+
+    #[tokio::test]
+    async fn an_unaligned_start_reads_from_its_periods_start_and_labels_datapoints_there() {
+        // GIVEN CloudWatch answering as it does for an unaligned StartTime: from 08:00:00, each
+        // datapoint labelled with its period's start
+        let answer = mock!(Client::get_metric_data)
+            .match_requests(|r| r.start_time() == Some(&aws_time(t("2026-03-02T08:00:00Z"))))
+            .then_output(|| {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(result(
+                        "t0",
+                        &[
+                            ("2026-03-02T08:00:00Z", 500.0),
+                            ("2026-03-02T08:05:00Z", 1000.0),
+                        ],
+                    ))
+                    .build()
+            });
+        let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+        // WHEN 08:00:03-08:15 is read
+        let series = read_unaligned(client).await.unwrap();
+        // THEN the series starts at 08:00 and each datapoint sits in its own period (the 08:00
+        // one was dropped, and the 08:05 one labelled 08:00:03, before)
+        assert_eq!(answer.num_calls(), 1);
+        assert_eq!(series[0].start, t("2026-03-02T08:00:00Z"));
+        assert_eq!(series[0].values[..2], [100.0, 200.0]);
+        assert!(series[0].values[2].is_nan());
+    }
+
+    #[tokio::test]
+    async fn forbidden_is_permanent_and_an_internal_error_retryable() {
+        for (status, class) in [
+            (StatusCode::Forbidden, ErrorClass::Permanent),
+            (StatusCode::InternalError, ErrorClass::Retryable),
+        ] {
+            let answer = mock!(Client::get_metric_data).then_output(move || {
+                GetMetricDataOutput::builder()
+                    .metric_data_results(
+                        MetricDataResult::builder()
+                            .id("t0")
+                            .status_code(status.clone())
+                            .messages(
+                                aws_sdk_cloudwatch::types::MessageData::builder()
+                                    .code("Forbidden")
+                                    .value("not allowed")
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .build()
+            });
+            let client = cloudwatch_client_with(&[&answer], RuleMode::MatchAny, 1);
+            let err = read_unaligned(client).await.unwrap_err();
+            assert_eq!(err.class, class, "{err}");
+            assert!(
+                err.to_string().contains("endpoint/shop/variant/AllTraffic"),
+                "{err}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_next_token_that_never_ends_is_a_retryable_error_not_a_hang() {
+        let endless = mock!(Client::get_metric_data).then_output(|| {
+            GetMetricDataOutput::builder()
+                .metric_data_results(result("t0", &[("2026-03-02T08:00:00Z", 5.0)]))
+                .next_token("again")
+                .build()
+        });
+        let client = cloudwatch_client_with(&[&endless], RuleMode::MatchAny, 1);
+        let err = read_unaligned(client).await.unwrap_err();
+        assert_eq!(err.class, ErrorClass::Retryable, "{err}");
+        assert_eq!(endless.num_calls(), MAX_DEMAND_PAGES);
+        assert!(err.to_string().contains("NextToken"), "{err}");
     }
 }

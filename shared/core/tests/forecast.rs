@@ -407,6 +407,36 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
 }
 
 #[test]
+fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
+    // GIVEN a tick whose clock reads 08:50:03 (Lambda's clock is never on the minute)
+    let plan = plan("");
+    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default().with(id(), history(5));
+    let now = at("2026-03-06T08:50:03Z");
+    // WHEN the forecast is refreshed
+    let refresh = block_on(refresh_forecasts(
+        &demand,
+        &aas,
+        &store,
+        &plan,
+        &[id()],
+        now,
+    ));
+    assert!(refresh.errors.is_empty(), "{:?}", refresh.errors);
+    // THEN both ends of the window read are on 5-minute boundaries (CloudWatch labels each
+    // datapoint with its period's start, and the series counts slots from the window's start)
+    let windows = demand.windows.lock().unwrap().clone();
+    assert_eq!(
+        windows,
+        vec![(
+            at("2026-03-06T08:50:00Z") - Duration::days(14),
+            at("2026-03-06T08:50:00Z")
+        )]
+    );
+}
+
+#[test]
 fn a_state_stored_before_the_forecast_existed_still_loads() {
     let old = r#"{"version":3,"claims":[],"pause":null,"last_applied":{"min":2,"max":8,"suspend_scale_in":false},"drift":null,"seen_events":[],"alarm_marks":{},"high_water":null,"wake_pending_since":null,"wake_latencies":[],"lead_samples":[],"model":null}"#;
     let s: headroom_core::TargetState = serde_json::from_str(old).expect("old state loads");

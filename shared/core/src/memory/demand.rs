@@ -23,6 +23,8 @@ pub struct MemoryDemand {
     pub workload_calls: AtomicUsize,
     /// Every demand query asked, in order (which metric each target was read by).
     pub queries: Mutex<Vec<DemandQuery>>,
+    /// The `[from, to)` of every demand call, in order.
+    pub windows: Mutex<Vec<(DateTime<Utc>, DateTime<Utc>)>>,
 }
 
 impl MemoryDemand {
@@ -61,6 +63,7 @@ impl DemandHistory for MemoryDemand {
     ) -> Result<Vec<DemandSeries>, PortError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         lock(&self.queries).extend_from_slice(targets);
+        lock(&self.windows).push((from, to));
         let all = self
             .series
             .lock()

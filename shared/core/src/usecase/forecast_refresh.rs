@@ -37,6 +37,8 @@ pub struct RefreshReport {
 pub struct RefreshFailure {
     pub target: String,
     pub error: String,
+    /// AWS's error code, when AWS answered.
+    pub code: Option<String>,
     pub retryable: bool,
 }
 
@@ -69,13 +71,15 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
         }
     }
     for ((history, period, queries), members) in groups {
-        let from = now - chrono::Duration::seconds(history);
         let period = crate::duration::Span::seconds(period);
         let aligned_to = DateTime::from_timestamp(
             now.timestamp().div_euclid(period.as_secs()) * period.as_secs(),
             0,
         )
         .unwrap_or(now);
+        // Both ends on period boundaries: CloudWatch labels a datapoint with its period's start,
+        // and the series' slots are counted from `from`.
+        let from = aligned_to - chrono::Duration::seconds(history);
         for chunk in members.chunks(targets_per_call_of(from, aligned_to, period, queries)) {
             let ids: Vec<ScalableTargetId> = chunk.iter().map(|t| t.id.clone()).collect();
             let queries: Vec<DemandQuery> = chunk
@@ -96,6 +100,7 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
                     for id in &ids {
                         report.errors.push(RefreshFailure {
                             target: id.to_string(),
+                            code: e.code().map(str::to_owned),
                             error: format!("failed to read the demand history: {e}"),
                             retryable: e.is_retryable(),
                         });
@@ -203,6 +208,7 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         }
         Err(e) => report.errors.push(RefreshFailure {
             target: target.id.to_string(),
+            code: e.aws_code().map(str::to_owned),
             retryable: e.is_retryable(),
             error: e.to_string(),
         }),

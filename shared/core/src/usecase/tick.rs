@@ -114,7 +114,14 @@ where
             tracing::info!(target_id = %target, reason = %why, "no forecast");
         }
         for failure in &refresh.errors {
-            tracing::warn!(target_id = %failure.target, retryable = failure.retryable, error = %failure.error, "forecast refresh failed");
+            let error_code = failure.code.as_deref().unwrap_or("");
+            if failure.retryable {
+                tracing::warn!(target_id = %failure.target, retryable = true, error_code, error = %failure.error, "forecast refresh failed");
+            } else {
+                // Counted by the stack's permanent-failure alarm (ERROR, retryable false): a
+                // missing cloudwatch:GetMetricData permission would otherwise go unseen.
+                tracing::error!(target_id = %failure.target, retryable = false, error_code, error = %failure.error, "forecast refresh failed");
+            }
         }
         report.forecasts_refreshed = refresh.refreshed.len();
         let reviews = open_schedule_reviews(ports.reviews, plan, &refresh.verdicts, now).await;
@@ -129,7 +136,7 @@ where
             .map(|f| TickFailure {
                 target: f.target,
                 error: f.error,
-                code: None,
+                code: f.code,
                 retryable: f.retryable,
             })
             .collect();
