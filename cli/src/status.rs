@@ -233,6 +233,17 @@ fn row_text(row: &Value) -> String {
                 );
             }
         }
+        if let Some(failed) = f["refresh_failed"].as_object() {
+            let code = failed["code"]
+                .as_str()
+                .map_or(String::new(), |c| format!(" ({c})"));
+            let _ = writeln!(
+                out,
+                "  forecast refresh failed {}{code}: {}; the tick tries again an hour after it",
+                secs(&failed["at"]),
+                failed["error"].as_str().unwrap_or("")
+            );
+        }
         for r in f["schedule"].as_array().into_iter().flatten() {
             let _ = writeln!(
                 out,
@@ -389,6 +400,19 @@ mod tests {
             none.contains("forecast:  none (forecast only: changes nothing): only 2 whole day(s)"),
             "{none}"
         );
+    }
+
+    #[test]
+    fn a_refresh_that_failed_for_good_is_shown_with_its_code() {
+        let text = row_text(&row(json!({ "forecast": {
+            "mode": "active", "computed_at": "2026-03-06T08:00:00Z",
+            "unavailable": "the demand history could not be read: failed to read the demand history: AccessDeniedException",
+            "margin": 1.0, "history_days": 0, "next": [], "score": { "slots": 0 },
+            "refresh_failed": { "at": "2026-03-06T08:00:00Z",
+                "error": "failed to read the demand history: AccessDeniedException: not authorized to perform cloudwatch:GetMetricData",
+                "code": "AccessDeniedException" },
+        }})));
+        assert!(text.contains("  forecast refresh failed 2026-03-06T08:00:00Z (AccessDeniedException): failed to read the demand history: AccessDeniedException: not authorized to perform cloudwatch:GetMetricData; the tick tries again an hour after it"), "{text}");
     }
 
     #[test]

@@ -437,6 +437,78 @@ fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
 }
 
 #[test]
+fn a_refresh_that_fails_for_good_is_stored_shown_and_tried_again_an_hour_later_not_each_minute() {
+    use headroom_core::ports::ErrorClass;
+    let plan = plan("");
+    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
+    let store = MemoryStateStore::default();
+    let demand = MemoryDemand::default().with(id(), history(5));
+    let now = at("2026-03-06T08:50:00Z");
+    let due_at = |t: DateTime<Utc>| {
+        block_on(tick_plan_observing(&aas, &store, None::<&()>, &plan, 1, t)).forecast_due
+    };
+    let refresh =
+        |t: DateTime<Utc>| block_on(refresh_forecasts(&demand, &aas, &store, &plan, &[id()], t));
+
+    // GIVEN CloudWatch throttling: nothing is stored, and the next minute tries again
+    demand.fail_with(Some((ErrorClass::Retryable, "ThrottlingException")));
+    let throttled = refresh(now);
+    assert!(throttled.errors[0].retryable);
+    assert!(store.state(&id()).forecast.is_none());
+    assert_eq!(due_at(now + Duration::minutes(1)), vec![id()]);
+
+    // WHEN the role lacks cloudwatch:GetMetricData (AccessDenied, permanent)
+    demand.fail_with(Some((ErrorClass::Permanent, "AccessDeniedException")));
+    let denied = refresh(now + Duration::minutes(1));
+    // THEN the failure is stored with its code, status shows it, and no tick within the hour
+    // asks again (each one would have read the history once more)
+    assert_eq!(
+        denied.errors[0].code.as_deref(),
+        Some("AccessDeniedException")
+    );
+    let stored = store
+        .state(&id())
+        .forecast
+        .expect("a forecast marked with the failure");
+    let failed = stored.refresh_failed.clone().expect("refresh_failed");
+    assert_eq!(failed.code.as_deref(), Some("AccessDeniedException"));
+    assert!(stored.slots.is_empty() && stored.unavailable.is_some());
+    let policy = plan.targets[0].forecast.clone().expect("forecast");
+    let summary = headroom_core::forecast::summary::summarize(
+        &policy,
+        Some(&stored),
+        Span::minutes(15),
+        now + Duration::minutes(2),
+    );
+    assert_eq!(summary.refresh_failed, Some(failed));
+    for minutes in [2, 30, 60] {
+        assert!(
+            due_at(now + Duration::minutes(minutes)).is_empty(),
+            "{minutes}"
+        );
+    }
+    assert_eq!(due_at(now + Duration::minutes(61)), vec![id()]);
+
+    // AND once the permission is there, the next refresh builds the forecast without the mark
+    demand.fail_with(None);
+    let fixed = refresh(now + Duration::minutes(61));
+    assert!(fixed.errors.is_empty(), "{:?}", fixed.errors);
+    let forecast = store.state(&id()).forecast.expect("forecast");
+    assert!(forecast.refresh_failed.is_none() && !forecast.slots.is_empty());
+
+    // AND a later failure for good keeps the forecast's slots (its claim stands) and waits an
+    // hour from the failure, not from the forecast
+    demand.fail_with(Some((ErrorClass::Permanent, "AccessDeniedException")));
+    refresh(now + Duration::minutes(121));
+    let kept = store.state(&id()).forecast.expect("forecast");
+    assert_eq!(kept.slots, forecast.slots);
+    assert_eq!(kept.computed_at, forecast.computed_at);
+    assert!(kept.refresh_failed.is_some());
+    assert!(due_at(now + Duration::minutes(122)).is_empty());
+    assert_eq!(due_at(now + Duration::minutes(181)), vec![id()]);
+}
+
+#[test]
 fn a_state_stored_before_the_forecast_existed_still_loads() {
     let old = r#"{"version":3,"claims":[],"pause":null,"last_applied":{"min":2,"max":8,"suspend_scale_in":false},"drift":null,"seen_events":[],"alarm_marks":{},"high_water":null,"wake_pending_since":null,"wake_latencies":[],"lead_samples":[],"model":null}"#;
     let s: headroom_core::TargetState = serde_json::from_str(old).expect("old state loads");

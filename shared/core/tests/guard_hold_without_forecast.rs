@@ -54,6 +54,7 @@ fn forecast(from: Option<&str>) -> Arc<ForecastState> {
         schedule: Vec::new(),
         windows: Vec::new(),
         windows_scored_until: None,
+        refresh_failed: None,
     })
 }
 

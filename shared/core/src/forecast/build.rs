@@ -13,7 +13,7 @@ use crate::forecast::level::{
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
-use crate::forecast::state::{ForecastSlot, ForecastState};
+use crate::forecast::state::{ForecastSlot, ForecastState, RefreshFailed};
 use crate::plan::ForecastPolicy;
 
 /// How often the forecast is refreshed.
@@ -74,6 +74,7 @@ pub fn forecast_with_hindcast(
             schedule: Vec::new(),
             windows: Vec::new(),
             windows_scored_until: None,
+            refresh_failed: None,
         };
         return (state, None);
     };
@@ -99,6 +100,7 @@ pub fn forecast_with_hindcast(
         schedule: Vec::new(),
         windows: Vec::new(),
         windows_scored_until: None,
+        refresh_failed: None,
     };
     (state, Some(hindcast))
 }
@@ -342,7 +344,44 @@ fn instances_at(demand: f32, per_instance: f64, max_floor: u32) -> u32 {
     }
 }
 
-/// Whether the stored forecast is due for a refresh at `now`.
+/// Whether the stored forecast is due for a refresh at `now`: an hour after the last refresh,
+/// or after the last attempt that failed for good (a retryable failure stores nothing and is
+/// tried again by the next tick).
 pub fn is_due(state: Option<&ForecastState>, now: DateTime<Utc>) -> bool {
-    state.is_none_or(|f| now - f.computed_at >= REFRESH_EVERY.to_chrono() || f.computed_at > now)
+    state.is_none_or(|f| {
+        let last = f
+            .refresh_failed
+            .as_ref()
+            .map_or(f.computed_at, |failed| failed.at.max(f.computed_at));
+        now - last >= REFRESH_EVERY.to_chrono() || f.computed_at > now
+    })
+}
+
+/// `previous` (or, without one, a forecast that has none) marked with a refresh that failed
+/// for good at `now`: the claim `previous` makes stands until its slots run out.
+pub fn with_refresh_failed(
+    previous: Option<&ForecastState>,
+    slot_secs: i64,
+    failed: RefreshFailed,
+) -> ForecastState {
+    let mut next = previous.cloned().unwrap_or_else(|| ForecastState {
+        computed_at: failed.at,
+        slot_secs,
+        slots: Vec::new(),
+        margin: 1.0,
+        level: 1.0,
+        history_days: 0,
+        same_kind: false,
+        unavailable: Some(format!(
+            "the demand history could not be read: {}",
+            failed.error
+        )),
+        score: Default::default(),
+        schedule: Vec::new(),
+        windows: Vec::new(),
+        windows_scored_until: None,
+        refresh_failed: None,
+    });
+    next.refresh_failed = Some(failed);
+    next
 }

@@ -106,6 +106,7 @@ mod tests {
             schedule: Vec::new(),
             windows: Vec::new(),
             windows_scored_until: None,
+            refresh_failed: None,
         }
     }
 

@@ -31,4 +31,4 @@ pub mod window_score;
 pub use build::{build_forecast, is_due, REFRESH_EVERY};
 pub use claims::{claiming_span, forecast_claim, would_claim};
 pub use series::DemandSeries;
-pub use state::{ForecastScore, ForecastSlot, ForecastState};
+pub use state::{ForecastScore, ForecastSlot, ForecastState, RefreshFailed};

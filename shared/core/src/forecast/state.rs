@@ -37,6 +37,22 @@ pub struct ForecastState {
     /// The end of the history the windows were last scored from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows_scored_until: Option<DateTime<Utc>>,
+    /// The last refresh that failed in a way retrying cannot mend (AWS answered AccessDenied, a
+    /// validation error): `status` shows it, and the next attempt waits [`REFRESH_EVERY`] from
+    /// it instead of coming every minute. A successful refresh starts without it.
+    ///
+    /// [`REFRESH_EVERY`]: crate::forecast::build::REFRESH_EVERY
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_failed: Option<RefreshFailed>,
+}
+
+/// A refresh that failed for good: when, why, and AWS's error code when AWS answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefreshFailed {
+    pub at: DateTime<Utc>,
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 fn unit_level() -> f64 {

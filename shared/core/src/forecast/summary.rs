@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::duration::Span;
 use crate::forecast::claims::would_claim;
 use crate::forecast::schedule_review::PeakReview;
-use crate::forecast::state::{ForecastScore, ForecastState};
+use crate::forecast::state::{ForecastScore, ForecastState, RefreshFailed};
 use crate::forecast::window_score::WindowScore;
 use crate::plan::{ForecastMode, ForecastPolicy};
 
@@ -34,6 +34,9 @@ pub struct ForecastSummary {
     pub schedule: Vec<PeakReview>,
     /// The last [`SHOWN_WINDOWS`] planned windows scored, newest last (`window_score.rs`).
     pub windows: Vec<WindowScore>,
+    /// The last refresh that failed for good, when it is newer than the forecast shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_failed: Option<RefreshFailed>,
 }
 
 /// Window scores `headroom status` shows per target (the state keeps more).
@@ -58,6 +61,7 @@ pub fn summarize(
             score: ForecastScore::default(),
             schedule: Vec::new(),
             windows: Vec::new(),
+            refresh_failed: None,
         };
     };
     ForecastSummary {
@@ -78,5 +82,6 @@ pub fn summarize(
         score: f.score.clone(),
         schedule: f.schedule.clone(),
         windows: f.windows[f.windows.len().saturating_sub(SHOWN_WINDOWS)..].to_vec(),
+        refresh_failed: f.refresh_failed.clone(),
     }
 }

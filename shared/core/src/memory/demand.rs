@@ -10,7 +10,7 @@ use crate::duration::Span;
 use crate::forecast::DemandSeries;
 use crate::ids::ScalableTargetId;
 use crate::metrics_port::{window, AlarmView, DemandHistory, DemandQuery, Workload};
-use crate::ports::PortError;
+use crate::ports::{ErrorClass, FailureKind, PortError};
 
 /// In-memory demand for tests and `headroom explain`; counts its calls.
 #[derive(Debug, Default)]
@@ -25,6 +25,8 @@ pub struct MemoryDemand {
     pub queries: Mutex<Vec<DemandQuery>>,
     /// The `[from, to)` of every demand call, in order.
     pub windows: Mutex<Vec<(DateTime<Utc>, DateTime<Utc>)>>,
+    /// While set, every demand call fails as AWS would, with this class and error code.
+    pub failing: Mutex<Option<(ErrorClass, String)>>,
 }
 
 impl MemoryDemand {
@@ -41,6 +43,11 @@ impl MemoryDemand {
     pub fn with_workload(self, id: ScalableTargetId, w: Workload) -> Self {
         lock(&self.workloads).entry(id).or_default().push(w);
         self
+    }
+
+    /// Demand calls fail from now on, as AWS answering `code` (`None`: they succeed again).
+    pub fn fail_with(&self, failure: Option<(ErrorClass, &str)>) {
+        *lock(&self.failing) = failure.map(|(class, code)| (class, code.to_owned()));
     }
 
     pub fn with_alarm(self, alarm: AlarmView) -> Self {
@@ -64,6 +71,15 @@ impl DemandHistory for MemoryDemand {
         self.calls.fetch_add(1, Ordering::Relaxed);
         lock(&self.queries).extend_from_slice(targets);
         lock(&self.windows).push((from, to));
+        if let Some((class, code)) = lock(&self.failing).clone() {
+            return Err(
+                PortError::new("read the demand history", class, code.clone()).with_answer(
+                    FailureKind::Aws,
+                    Some(code),
+                    "as the test asked",
+                ),
+            );
+        }
         let all = self
             .series
             .lock()

@@ -476,6 +476,11 @@ mod tests {
                 schedule: Vec::new(),
                 windows: Vec::new(),
                 windows_scored_until: None,
+                refresh_failed: Some(crate::forecast::RefreshFailed {
+                    at: t("2026-03-14T09:00:00Z"),
+                    error: "failed to read the demand history: AccessDeniedException".into(),
+                    code: Some("AccessDeniedException".into()),
+                }),
             })),
             earlier_applied: vec![Bounds { min: 1, ..bounds }],
             pending_log: vec![LogEntry {

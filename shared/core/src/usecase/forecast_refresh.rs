@@ -8,10 +8,11 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::forecast::build::{forecast_with_hindcast, is_due};
+use crate::forecast::build::{forecast_with_hindcast, is_due, with_refresh_failed};
 use crate::forecast::schedule_review::{review_schedule, PeakReview};
 use crate::forecast::window_score::{keep_newest, score_windows, WindowScore, KEPT_SCORES};
 use crate::forecast::DemandSeries;
+use crate::forecast::RefreshFailed;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
 use crate::metrics_port::{demand_source, targets_per_call_of, DemandHistory, DemandQuery};
@@ -97,19 +98,63 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
                     }
                 }
                 Err(e) => {
-                    for id in &ids {
-                        report.errors.push(RefreshFailure {
+                    for (id, t) in ids.iter().zip(chunk) {
+                        let failure = RefreshFailure {
                             target: id.to_string(),
                             code: e.code().map(str::to_owned),
                             error: format!("failed to read the demand history: {e}"),
                             retryable: e.is_retryable(),
-                        });
+                        };
+                        // A retryable failure is tried again by the next tick; one that
+                        // retrying cannot mend is stored, for status and to wait an hour.
+                        if !failure.retryable {
+                            store_failure(aas, store, t, &failure, now).await;
+                        }
+                        report.errors.push(failure);
                     }
                 }
             }
         }
     }
     report
+}
+
+/// Marks `target`'s forecast with a refresh that failed for good, through the ordinary reconcile
+/// (keyed by the minute, so a retried tick writes it once). If even that write fails, the next
+/// tick finds the forecast due and tries the refresh again.
+async fn store_failure<A: ScalingTargets, S: StateStore>(
+    aas: &A,
+    store: &S,
+    target: &TargetPlan,
+    failure: &RefreshFailure,
+    now: DateTime<Utc>,
+) {
+    let Some(policy) = &target.forecast else {
+        return;
+    };
+    let apply = |state: &mut crate::state::TargetState| -> Vec<String> {
+        if !is_due(state.forecast.as_deref(), now) {
+            return Vec::new();
+        }
+        let failed = RefreshFailed {
+            at: now,
+            error: failure.error.clone(),
+            code: failure.code.clone(),
+        };
+        let next = with_refresh_failed(state.forecast.as_deref(), policy.slot.as_secs(), failed);
+        state.forecast = Some(std::sync::Arc::new(next));
+        vec![format!(
+            "forecast not refreshed: {}; the next attempt in an hour",
+            failure.error
+        )]
+    };
+    let change = EventChange {
+        key: format!("forecast-failed@{}", now.format("%Y-%m-%dT%H:%MZ")),
+        apply: &apply,
+    };
+    if let Err(e) = reconcile_target(aas, store, target, now, "forecast", Some(&change)).await {
+        tracing::warn!(target_id = %target.id, error = %e, "could not store the failed forecast refresh; the next tick tries again");
+    }
 }
 
 async fn store_forecast<A: ScalingTargets, S: StateStore>(
