@@ -600,6 +600,48 @@ fn a_one_minute_forecast_reads_at_most_the_15_days_cloudwatch_keeps() {
 }
 
 #[test]
+fn a_tick_refreshes_at_most_a_hundred_forecasts_and_the_next_tick_the_rest() {
+    use headroom_core::usecase::forecast_refresh::MAX_REFRESHES_PER_TICK;
+    use headroom_core::usecase::tick::tick_with_plan;
+    use headroom_core::usecase::Ports;
+    // GIVEN 150 forecasting targets, all due (never refreshed)
+    let n = 150;
+    let mut text = String::from("version = 1\n");
+    let ids: Vec<ScalableTargetId> = (0..n)
+        .map(|i| {
+            let id: ScalableTargetId = format!("endpoint/shop-{i}/variant/AllTraffic")
+                .parse()
+                .expect("id");
+            text.push_str(&format!(
+                "[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n[target.forecast]\ninvocations_per_instance = 30.0\n"
+            ));
+            id
+        })
+        .collect();
+    let plan = parse_plan("many.toml", &text).expect("plan");
+    let aas = ids.iter().fold(MemoryScalingTargets::default(), |a, id| {
+        a.with_target(id.clone(), 1, 40)
+    });
+    let demand = MemoryDemand::default();
+    let store = MemoryStateStore::default();
+    let with_forecast = || {
+        ids.iter()
+            .filter(|id| store.state(id).forecast.is_some())
+            .count()
+    };
+    let now = at("2026-03-06T08:50:00Z");
+    // WHEN the tick runs
+    let ports = Ports::new(&aas, &store).with_demand(&demand);
+    block_on(tick_with_plan(ports, &plan, 1, now));
+    // THEN a hundred are refreshed (in 4 GetMetricData calls of 25), the rest by the next tick
+    assert_eq!(with_forecast(), MAX_REFRESHES_PER_TICK);
+    assert_eq!(demand.calls.load(std::sync::atomic::Ordering::Relaxed), 4);
+    block_on(tick_with_plan(ports, &plan, 1, now + Duration::minutes(1)));
+    assert_eq!(with_forecast(), n);
+    assert_eq!(demand.calls.load(std::sync::atomic::Ordering::Relaxed), 6);
+}
+
+#[test]
 fn a_refresh_over_500_targets_makes_20_metric_calls() {
     // 14 days at 5 minutes is 4,032 datapoints a target; GetMetricData returns at most 100,800
     // a call, so 25 targets share one call: 500 targets take 20 calls, once an hour.

@@ -20,6 +20,14 @@ use crate::plan::{Plan, TargetPlan};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
 
+/// Forecasts one tick refreshes at most; the others stay due and the next ticks take them (a
+/// refreshed forecast is not due again for an hour, so none waits long). Every forecast of a
+/// fleet falls due in the same minute an hour after the first refresh; refreshed in one tick,
+/// 500 would be 20 GetMetricData calls of up to 100,800 datapoints and 500 reconciles on top
+/// of the tick's own pass, within the function's 60 s. A hundred is 4 calls and a fifth of the
+/// writes, and 500 targets are all refreshed within five minutes of falling due.
+pub const MAX_REFRESHES_PER_TICK: usize = 100;
+
 /// What one refresh did.
 #[derive(Debug, Default, Serialize)]
 pub struct RefreshReport {

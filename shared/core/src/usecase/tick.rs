@@ -13,7 +13,7 @@ use crate::ports::{ScalingTargets, StateStore, DESCRIBE_PAGE};
 use crate::reconcile::{load_plan, ReconcileError};
 use crate::state::take_state;
 use crate::trigger::Tick;
-use crate::usecase::forecast_refresh::refresh_forecasts;
+use crate::usecase::forecast_refresh::{refresh_forecasts, MAX_REFRESHES_PER_TICK};
 use crate::usecase::schedule_reviews::open_schedule_reviews;
 
 pub use super::tick_pass::{tick_plan_observing, TickFailure, TickReport};
@@ -100,7 +100,7 @@ where
             ports.targets,
             ports.state,
             plan,
-            &report.forecast_due,
+            &report.forecast_due[..report.forecast_due.len().min(MAX_REFRESHES_PER_TICK)],
             now,
         )
         .await;
