@@ -517,7 +517,12 @@ fn a_state_stored_before_the_forecast_existed_still_loads() {
 
 /// Refreshes `n` targets with forecast section extra `extra`, none with history; returns the
 /// GetMetricData calls made.
-fn refresh_calls(n: usize, extra: impl Fn(usize) -> &'static str) -> usize {
+/// `n` forecasting targets (`extra(i)` appended to the i-th's forecast section), registered
+/// at 1..40.
+fn many_targets(
+    n: usize,
+    extra: impl Fn(usize) -> &'static str,
+) -> (Plan, Vec<ScalableTargetId>, MemoryScalingTargets) {
     let mut text = String::from("version = 1\n");
     let ids: Vec<ScalableTargetId> = (0..n)
         .map(|i| {
@@ -535,6 +540,11 @@ fn refresh_calls(n: usize, extra: impl Fn(usize) -> &'static str) -> usize {
     let aas = ids.iter().fold(MemoryScalingTargets::default(), |a, id| {
         a.with_target(id.clone(), 1, 40)
     });
+    (plan, ids, aas)
+}
+
+fn refresh_calls(n: usize, extra: impl Fn(usize) -> &'static str) -> usize {
+    let (plan, ids, aas) = many_targets(n, extra);
     let demand = MemoryDemand::default();
     let store = MemoryStateStore::default();
     let now = at("2026-03-06T08:50:00Z");
@@ -606,22 +616,7 @@ fn a_tick_refreshes_at_most_a_hundred_forecasts_and_the_next_tick_the_rest() {
     use headroom_core::usecase::Ports;
     // GIVEN 150 forecasting targets, all due (never refreshed)
     let n = 150;
-    let mut text = String::from("version = 1\n");
-    let ids: Vec<ScalableTargetId> = (0..n)
-        .map(|i| {
-            let id: ScalableTargetId = format!("endpoint/shop-{i}/variant/AllTraffic")
-                .parse()
-                .expect("id");
-            text.push_str(&format!(
-                "[[target]]\nresource_id = \"{id}\"\nmin_capacity = 1\nmax_capacity = 40\n[target.forecast]\ninvocations_per_instance = 30.0\n"
-            ));
-            id
-        })
-        .collect();
-    let plan = parse_plan("many.toml", &text).expect("plan");
-    let aas = ids.iter().fold(MemoryScalingTargets::default(), |a, id| {
-        a.with_target(id.clone(), 1, 40)
-    });
+    let (plan, ids, aas) = many_targets(n, |_| "");
     let demand = MemoryDemand::default();
     let store = MemoryStateStore::default();
     let with_forecast = || {

@@ -164,20 +164,21 @@ mod tests {
         );
     }
 
+    /// What a test's subscriber writes, kept to be read back.
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// The lines `respond` logs for `error`, parsed.
     fn lines_logged_for(error: Failure) -> Vec<Value> {
-        use std::sync::{Arc, Mutex};
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let buffer = Buffer::default();
         let writer = buffer.clone();
         let subscriber = json_logs(move || writer.clone()).finish();
@@ -213,19 +214,7 @@ mod tests {
         use headroom_core::decide::decide;
         use headroom_core::log::DecisionRecord;
         use headroom_core::model::{Observed, Suspended};
-        use std::sync::{Arc, Mutex};
 
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let buffer = Buffer::default();
         let writer = buffer.clone();
         let subscriber = json_logs(move || writer.clone()).finish();
