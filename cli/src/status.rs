@@ -406,12 +406,16 @@ mod tests {
     fn a_refresh_that_failed_for_good_is_shown_with_its_code() {
         let text = row_text(&row(json!({ "forecast": {
             "mode": "active", "computed_at": "2026-03-06T08:00:00Z",
-            "unavailable": "the demand history could not be read: failed to read the demand history: AccessDeniedException",
+            "unavailable": "the demand history could not be read",
             "margin": 1.0, "history_days": 0, "next": [], "score": { "slots": 0 },
             "refresh_failed": { "at": "2026-03-06T08:00:00Z",
                 "error": "failed to read the demand history: AccessDeniedException: not authorized to perform cloudwatch:GetMetricData",
                 "code": "AccessDeniedException" },
         }})));
+        assert!(
+            text.contains("  forecast:  none: the demand history could not be read\n"),
+            "{text}"
+        );
         assert!(text.contains("  forecast refresh failed 2026-03-06T08:00:00Z (AccessDeniedException): failed to read the demand history: AccessDeniedException: not authorized to perform cloudwatch:GetMetricData; the tick tries again an hour after it"), "{text}");
     }
 

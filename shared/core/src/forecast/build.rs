@@ -372,10 +372,8 @@ pub fn with_refresh_failed(
         level: 1.0,
         history_days: 0,
         same_kind: false,
-        unavailable: Some(format!(
-            "the demand history could not be read: {}",
-            failed.error
-        )),
+        // The failure itself (error, code) is `refresh_failed`, shown beside this.
+        unavailable: Some("the demand history could not be read".into()),
         score: Default::default(),
         schedule: Vec::new(),
         windows: Vec::new(),

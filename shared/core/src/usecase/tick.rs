@@ -129,7 +129,8 @@ where
             tracing::warn!(error = %error, "schedule review not stored; the next refresh tries again");
         }
         report.schedule_reviews = reviews.written;
-        // A failed refresh stays due for the next tick; the tick's own outcome stands.
+        // A retryable failure stays due for the next tick, one for good waits an hour (the
+        // forecast's refresh_failed); the tick's own outcome stands either way.
         report.forecast_errors = refresh
             .errors
             .into_iter()
