@@ -28,6 +28,15 @@ fn plan(forecast: &str) -> Plan {
     .expect("valid plan")
 }
 
+/// The shop target registered at 1..40, no state yet, and `days` days of its [`history`].
+fn shop_ports(days: usize) -> (MemoryScalingTargets, MemoryStateStore, MemoryDemand) {
+    (
+        MemoryScalingTargets::default().with_target(id(), 1, 40),
+        MemoryStateStore::default(),
+        MemoryDemand::default().with(id(), history(days)),
+    )
+}
+
 /// `days` days of 5-minute demand from Monday 2026-03-02: 60/min, 600/min from 09:00 to 11:00.
 fn history(days: usize) -> DemandSeries {
     let values = (0..days * 288)
@@ -346,9 +355,7 @@ fn the_forecast_never_reads_history_after_now() {
 #[test]
 fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
     let plan = plan("");
-    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
-    let store = MemoryStateStore::default();
-    let demand = MemoryDemand::default().with(id(), history(5));
+    let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:00Z");
 
     // The first tick finds the forecast due; the refresh reads once and applies the claim.
@@ -410,9 +417,7 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
 fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
     // GIVEN a tick whose clock reads 08:50:03 (Lambda's clock is never on the minute)
     let plan = plan("");
-    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
-    let store = MemoryStateStore::default();
-    let demand = MemoryDemand::default().with(id(), history(5));
+    let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:03Z");
     // WHEN the forecast is refreshed
     let refresh = block_on(refresh_forecasts(
@@ -440,9 +445,7 @@ fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
 fn a_refresh_that_fails_for_good_is_stored_shown_and_tried_again_an_hour_later_not_each_minute() {
     use headroom_core::ports::ErrorClass;
     let plan = plan("");
-    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
-    let store = MemoryStateStore::default();
-    let demand = MemoryDemand::default().with(id(), history(5));
+    let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:00Z");
     let due_at = |t: DateTime<Utc>| {
         block_on(tick_plan_observing(&aas, &store, None::<&()>, &plan, 1, t)).forecast_due
@@ -658,9 +661,7 @@ fn a_backlog_forecast_reads_the_backlog_and_holds_a_backlog_per_instance() {
         plan.targets[0].forecast.as_ref().map(|f| f.demand),
         Some(headroom_core::plan::DemandKind::Backlog)
     );
-    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
-    let store = MemoryStateStore::default();
-    let demand = MemoryDemand::default().with(id(), history(5));
+    let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:00Z");
     // WHEN the refresh runs
     let refresh = block_on(refresh_forecasts(
@@ -731,9 +732,7 @@ fn reviewed_beside(forecast: &str) -> headroom_core::forecast::schedule_review::
         ),
     )
     .expect("valid plan");
-    let aas = MemoryScalingTargets::default().with_target(id(), 1, 40);
-    let store = MemoryStateStore::default();
-    let demand = MemoryDemand::default().with(id(), history(7));
+    let (aas, store, demand) = shop_ports(7);
     let refresh = block_on(refresh_forecasts(
         &demand,
         &aas,
