@@ -160,6 +160,25 @@ pub fn demand_metric(id: &ScalableTargetId, kind: DemandKind) -> MetricRef {
     }
 }
 
+/// How long after a minute ends its datapoint may still be missing. SageMaker publishes its
+/// invocation metrics every 60 s (SageMaker API reference, `MetricsConfig`,
+/// `MetricPublishFrequencyInSeconds`: invocation metrics stay at the default 60-second interval),
+/// and CloudWatch takes a little longer to make them readable. A period that ended less than this
+/// ago may still be filling: read, it is low, and the forecast's level with it.
+pub const PUBLISH_DELAY: Span = Span::minutes(3);
+
+/// The end of the newest whole `period` (counted from the epoch, as CloudWatch counts them)
+/// whose datapoints have all been published by `now`: history is read up to here, never later.
+pub fn settled_end(now: DateTime<Utc>, period: Span) -> DateTime<Utc> {
+    period_start(now - PUBLISH_DELAY.to_chrono(), period)
+}
+
+/// The start of the `period` (counted from the epoch) that holds `t`.
+pub fn period_start(t: DateTime<Utc>, period: Span) -> DateTime<Utc> {
+    let p = period.as_secs().max(1);
+    DateTime::from_timestamp(t.timestamp().div_euclid(p) * p, 0).unwrap_or(t)
+}
+
 /// CloudWatch's GetMetricData limits: queries and datapoints per call.
 pub const QUERIES_PER_CALL: usize = 500;
 pub const DATAPOINTS_PER_CALL: usize = 100_800;

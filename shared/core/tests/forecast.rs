@@ -430,15 +430,53 @@ fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
     ));
     assert!(refresh.errors.is_empty(), "{:?}", refresh.errors);
     // THEN both ends of the window read are on 5-minute boundaries (CloudWatch labels each
-    // datapoint with its period's start, and the series counts slots from the window's start)
+    // datapoint with its period's start, and the series counts slots from the window's start),
+    // and the window ends before the period 08:45..08:50, whose last minutes may not be
+    // published yet (it would read low)
     let windows = demand.windows.lock().unwrap().clone();
     assert_eq!(
         windows,
         vec![(
-            at("2026-03-06T08:50:00Z") - Duration::days(14),
-            at("2026-03-06T08:50:00Z")
+            at("2026-03-06T08:45:00Z") - Duration::days(14),
+            at("2026-03-06T08:45:00Z")
         )]
     );
+}
+
+#[test]
+fn every_slot_is_scored_once_though_each_refresh_reads_only_what_is_published() {
+    // GIVEN a week of history and a forecast refreshed every hour on the hour, each refresh
+    // reading up to five minutes before it (the newest period may not be published yet)
+    let plan = plan("");
+    let (aas, store, demand) = shop_ports(7);
+    let start = at("2026-03-06T00:00:00Z");
+    for hour in 0..=6 {
+        let refresh = block_on(refresh_forecasts(
+            &demand,
+            &aas,
+            &store,
+            &plan,
+            &[id()],
+            start + Duration::hours(hour),
+        ));
+        assert_eq!(refresh.refreshed, vec![id().to_string()], "{hour}");
+    }
+    // THEN every 10-minute slot from the first forecast's first (00:00) to the last the history
+    // covers (05:40..05:50) was scored, the one before each refresh (00:50..01:00, whose last
+    // minutes the 01:00 refresh could not read) included
+    let score = store.state(&id()).forecast.expect("forecast").score.clone();
+    assert_eq!(score.since, Some(at("2026-03-06T00:00:00Z")));
+    assert_eq!(score.scored_until, Some(at("2026-03-06T05:50:00Z")));
+    assert_eq!(score.slots, 35);
+    // AND the slot the last read did not cover waits beside the forecast, claiming nothing: the
+    // forecast's own slots begin at the refresh
+    let f = store.state(&id()).forecast.expect("forecast");
+    assert_eq!(
+        f.slots.first().map(|s| s.start),
+        Some(at("2026-03-06T06:00:00Z"))
+    );
+    let unscored: Vec<_> = f.unscored.iter().map(|s| s.start).collect();
+    assert_eq!(unscored, vec![at("2026-03-06T05:50:00Z")]);
 }
 
 #[test]

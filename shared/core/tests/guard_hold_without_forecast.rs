@@ -47,6 +47,7 @@ fn forecast(from: Option<&str>) -> Arc<ForecastState> {
             .is_empty()
             .then(|| "1 day of history, fewer than 2".to_owned()),
         slots,
+        unscored: Vec::new(),
         margin: 1.0,
         level: 1.0,
         same_kind: true,

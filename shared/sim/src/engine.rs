@@ -9,6 +9,7 @@
 //! `memory::block_on` (every port call is ready at once).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
@@ -318,6 +319,9 @@ pub struct SimAas {
     /// The first minute of every target's `history`, and how late a minute becomes visible.
     history_start: i64,
     metric_delay: i64,
+    /// The simulated clock (Unix seconds), set by the engine before each invocation: what
+    /// CloudWatch has published depends on when it is asked, not on the window asked for.
+    clock: AtomicI64,
 }
 
 impl SimAas {
@@ -346,7 +350,13 @@ impl SimAas {
                 s - s.rem_euclid(60)
             },
             metric_delay: scenario.world.standard_delay,
+            clock: AtomicI64::new(scenario.trace.start.timestamp()),
         }
+    }
+
+    /// Moves the simulated clock to `now` (Unix seconds).
+    pub fn set_clock(&self, now: i64) {
+        self.clock.store(now, Ordering::Relaxed);
     }
 
     pub fn runs(&self) -> MutexGuard<'_, Vec<TargetRun>> {
@@ -389,7 +399,7 @@ impl CurrentCapacity for SimAas {
 
 /// CloudWatch's `Invocations` of the simulated targets, as the forecast refresh reads them:
 /// only minutes that have ended and whose datapoint has arrived by the time of the call (the
-/// clock is the `to` the refresh asks for), so the forecast never sees the future.
+/// simulated clock), so the forecast never sees the future.
 impl DemandHistory for SimAas {
     async fn demand(
         &self,
@@ -402,7 +412,7 @@ impl DemandHistory for SimAas {
         // requests that arrived: its async targets' forecasts learn the arrivals, which the
         // backlog follows.
         let runs = self.runs();
-        let visible_until = to.timestamp() - self.metric_delay;
+        let visible_until = self.clock.load(Ordering::Relaxed) - self.metric_delay;
         Ok(targets
             .iter()
             .map(|q| {
@@ -496,6 +506,7 @@ pub fn run_reactive(
 
     for k in 0..steps {
         let now = start + k as i64 * STEP_SECS;
+        sim.set_clock(now);
         let count = trace.counts[k / per];
         {
             let mut runs = sim.runs();

@@ -55,6 +55,7 @@ pub fn forecast_with_hindcast(
             computed_at: now,
             slot_secs,
             slots: Vec::new(),
+            unscored: Vec::new(),
             margin: 1.0,
             level: 1.0,
             history_days,
@@ -91,6 +92,7 @@ pub fn forecast_with_hindcast(
         computed_at: now,
         slot_secs,
         slots,
+        unscored: unscored_before(previous, slot_secs, series.end(), now),
         margin,
         level: level.factor,
         history_days,
@@ -103,6 +105,36 @@ pub fn forecast_with_hindcast(
         refresh_failed: None,
     };
     (state, Some(hindcast))
+}
+
+/// The slots of `previous` (its `unscored` ones too) before the one holding `now` that the
+/// history read (up to `history_end`) does not cover yet: the minutes before a refresh may not
+/// be published (`metrics_port::PUBLISH_DELAY`). A slot is scored by the first refresh whose
+/// history covers it, against the forecast stored before that refresh; the next forecast begins
+/// at `now` and would not hold these, so without them they would never be scored. Only those
+/// that ended within a refresh interval are kept: a history that stops short for longer (an
+/// idle metric) must not carry slots from refresh to refresh.
+fn unscored_before(
+    previous: Option<&ForecastState>,
+    slot_secs: i64,
+    history_end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<ForecastSlot> {
+    let Some(p) = previous.filter(|p| p.slot_secs == slot_secs) else {
+        return Vec::new();
+    };
+    let now_slot = now.timestamp().div_euclid(slot_secs) * slot_secs;
+    let len = chrono::Duration::seconds(slot_secs);
+    let oldest_end = now - REFRESH_EVERY.to_chrono();
+    p.unscored
+        .iter()
+        .chain(&p.slots)
+        .filter(|s| {
+            let end = s.start + len;
+            end > history_end && end > oldest_end && s.start.timestamp() < now_slot
+        })
+        .cloned()
+        .collect()
 }
 
 /// The series cut at `now`: the walk-forward guarantee that no later datapoint is read.
@@ -368,6 +400,7 @@ pub fn with_refresh_failed(
         computed_at: failed.at,
         slot_secs,
         slots: Vec::new(),
+        unscored: Vec::new(),
         margin: 1.0,
         level: 1.0,
         history_days: 0,

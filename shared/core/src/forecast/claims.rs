@@ -97,6 +97,7 @@ mod tests {
                 level: 1.0,
                 reason: Default::default(),
             }],
+            unscored: Vec::new(),
             margin: 1.05,
             level: 1.0,
             history_days: 6,

@@ -75,9 +75,10 @@ pub struct PeakReview {
     pub evidence: String,
 }
 
-/// Reviews every recurring peak of `target` against `series` (requests per minute) up to `now`,
-/// beside the floors its active forecast would have claimed (`forecast`; `None`: no forecast
-/// claim, as in `forecast_only` mode or without enough history).
+/// Reviews every recurring peak of `target` against `series` (requests per minute), beside the
+/// floors its active forecast would have claimed (`forecast`; `None`: no forecast claim, as in
+/// `forecast_only` mode or without enough history). An occurrence is judged once it has ended
+/// within the history read (never after `now`), not with its last minutes unread.
 pub fn review_schedule(
     target: &TargetPlan,
     series: &DemandSeries,
@@ -90,6 +91,7 @@ pub fn review_schedule(
             .ceil()
             .max(0.0)
     };
+    let read_until = series.end().min(now);
     let mut out = Vec::new();
     for peak in &target.peaks {
         let PeakWhen::Recurring { cron, timezone } = &peak.when else {
@@ -97,7 +99,11 @@ pub fn review_schedule(
         };
         let dur = peak.duration.to_chrono();
         let floor = f64::from(peak.floor);
-        let starts = cron.occurrences(*timezone, now - Duration::days(LOOKBACK_DAYS), now - dur);
+        let starts = cron.occurrences(
+            *timezone,
+            now - Duration::days(LOOKBACK_DAYS),
+            read_until - dur,
+        );
         let (mut seen, mut short, mut idle, mut early, mut late) = (0u32, 0u32, 0u32, 0u32, 0u32);
         let (mut worst_used, mut max_need, mut worst_short) = (f64::INFINITY, 0.0f64, 0.0f64);
         // Periods in the windows, and those in which the forecast asked for more than the floor.

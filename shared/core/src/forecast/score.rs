@@ -5,7 +5,8 @@
 use crate::forecast::series::DemandSeries;
 use crate::forecast::state::{ForecastScore, ForecastState};
 
-/// Adds the slots of `previous` that ended before the end of `series` and were not scored yet.
+/// Adds the slots of `previous` (its `unscored` ones first, being earlier) that ended before the
+/// end of `series` and were not scored yet.
 pub fn score_previous(
     score: &mut ForecastScore,
     previous: &ForecastState,
@@ -16,7 +17,7 @@ pub fn score_previous(
     let data_end = series.end();
     let period_hours = series.period_secs as f64 / 3600.0;
     let period_minutes = (series.period_secs / 60).max(1) as u32;
-    for slot in &previous.slots {
+    for slot in previous.unscored.iter().chain(&previous.slots) {
         let end = slot.start + len;
         if end > data_end || score.scored_until.is_some_and(|u| end <= u) {
             continue;
@@ -72,6 +73,7 @@ mod tests {
                     reason: Default::default(),
                 },
             ],
+            unscored: Vec::new(),
             margin: 1.0,
             level: 1.0,
             history_days: 3,

@@ -12,6 +12,12 @@ pub struct ForecastState {
     /// Upcoming slots, in time order (empty when `unavailable` says why).
     #[serde(default)]
     pub slots: Vec<ForecastSlot>,
+    /// Slots of earlier forecasts that have ended but that no history read covers yet (their
+    /// last minutes were unpublished at the refresh: `metrics_port::PUBLISH_DELAY`), in time
+    /// order: kept only to be scored by the next refresh, against the forecast that claimed
+    /// them. They claim nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unscored: Vec<ForecastSlot>,
     /// The factor the seasonal estimate is raised by, learned from its own past errors.
     pub margin: f64,
     /// The level the refresh found for its day (`level.rs`), which scaled that day's slots; 1 in

@@ -467,6 +467,7 @@ mod tests {
                 computed_at: DateTime::UNIX_EPOCH,
                 slot_secs: 600,
                 slots: Vec::new(),
+                unscored: Vec::new(),
                 margin: 1.0,
                 level: 1.0,
                 history_days: 3,

@@ -13,7 +13,9 @@ use chrono::{DateTime, Duration, Utc};
 use crate::deploy_ports::ScalingHistory;
 use crate::duration::Span;
 use crate::forecast::DemandSeries;
-use crate::metrics_port::{demand_source, targets_per_call_of, DemandHistory, DemandQuery};
+use crate::metrics_port::{
+    demand_source, period_start, settled_end, targets_per_call_of, DemandHistory, DemandQuery,
+};
 use crate::plan::forecast::DemandKind;
 use crate::plan::parse_plan;
 use crate::ports::PortError;
@@ -35,11 +37,11 @@ pub struct HistoryWindow {
 }
 
 impl HistoryWindow {
-    /// The `days` days before `until` (never later than `now`), `days` within 1..=[`MAX_DAYS`].
+    /// The `days` days before `until` (never later than the history published by `now`),
+    /// `days` within 1..=[`MAX_DAYS`].
     pub fn last_days(days: u32, until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Self {
-        let end = until.map_or(now, |u| u.min(now));
-        let p = PERIOD.as_secs();
-        let to = DateTime::from_timestamp(end.timestamp().div_euclid(p) * p, 0).unwrap_or(end);
+        let settled = settled_end(now, PERIOD);
+        let to = until.map_or(settled, |u| period_start(u, PERIOD).min(settled));
         let from = to - Duration::days(i64::from(days.clamp(1, MAX_DAYS)));
         Self { from, to }
     }
@@ -446,11 +448,17 @@ mod tests {
     }
 
     #[test]
-    fn the_window_ends_on_a_period_boundary_never_after_now() {
+    fn the_window_ends_on_a_period_boundary_never_after_what_is_published() {
         let now = t("2026-03-16T10:07:30Z");
         let w = HistoryWindow::last_days(14, Some(t("2026-04-01T00:00:00Z")), now);
+        // 10:05..10:10 is still filling, and 10:04 may not be published yet.
+        assert_eq!(w.to, t("2026-03-16T10:00:00Z"));
+        assert_eq!(w.from, t("2026-03-02T10:00:00Z"));
+        let w = HistoryWindow::last_days(14, None, t("2026-03-16T10:08:00Z"));
         assert_eq!(w.to, t("2026-03-16T10:05:00Z"));
-        assert_eq!(w.from, t("2026-03-02T10:05:00Z"));
+        // An `--until` in the past ends the window at its period's start.
+        let w = HistoryWindow::last_days(14, Some(t("2026-03-09T08:12:00Z")), now);
+        assert_eq!(w.to, t("2026-03-09T08:10:00Z"));
         let w = HistoryWindow::last_days(200, Some(t("2026-03-10T00:00:00Z")), now);
         assert_eq!(w.days(), i64::from(MAX_DAYS));
         assert_eq!(

@@ -15,7 +15,9 @@ use crate::forecast::DemandSeries;
 use crate::forecast::RefreshFailed;
 use crate::ids::ScalableTargetId;
 use crate::lead_time::lead_time;
-use crate::metrics_port::{demand_source, targets_per_call_of, DemandHistory, DemandQuery};
+use crate::metrics_port::{
+    demand_source, settled_end, targets_per_call_of, DemandHistory, DemandQuery,
+};
 use crate::plan::{Plan, TargetPlan};
 use crate::ports::{ScalingTargets, StateStore};
 use crate::reconcile::{reconcile_target, EventChange};
@@ -81,13 +83,10 @@ pub async fn refresh_forecasts<M: DemandHistory, A: ScalingTargets, S: StateStor
     }
     for ((history, period, queries), members) in groups {
         let period = crate::duration::Span::seconds(period);
-        let aligned_to = DateTime::from_timestamp(
-            now.timestamp().div_euclid(period.as_secs()) * period.as_secs(),
-            0,
-        )
-        .unwrap_or(now);
         // Both ends on period boundaries: CloudWatch labels a datapoint with its period's start,
-        // and the series' slots are counted from `from`.
+        // and the series' slots are counted from `from`. The newest period read is one whose
+        // datapoints are all published: one still filling would read low.
+        let aligned_to = settled_end(now, period);
         let from = aligned_to - chrono::Duration::seconds(history);
         for chunk in members.chunks(targets_per_call_of(from, aligned_to, period, queries)) {
             let ids: Vec<ScalableTargetId> = chunk.iter().map(|t| t.id.clone()).collect();
