@@ -6,7 +6,7 @@ use headroom_core::claim::ClaimSource;
 use headroom_core::decide::decide;
 use headroom_core::forecast::{build_forecast, DemandSeries};
 use headroom_core::memory::{block_on, MemoryDemand, MemoryScalingTargets, MemoryStateStore};
-use headroom_core::usecase::forecast_refresh::refresh_forecasts;
+use headroom_core::usecase::forecast_refresh::{refresh_forecasts, RefreshReport};
 use headroom_core::usecase::tick::tick_plan_observing;
 use headroom_core::{parse_plan, Plan, ScalableTargetId, Span};
 
@@ -35,6 +35,17 @@ fn shop_ports(days: usize) -> (MemoryScalingTargets, MemoryStateStore, MemoryDem
         MemoryStateStore::default(),
         MemoryDemand::default().with(id(), history(days)),
     )
+}
+
+/// Refreshes the shop target's forecast at `now` (it is due or not, as the state says).
+fn refresh_shop(
+    demand: &MemoryDemand,
+    aas: &MemoryScalingTargets,
+    store: &MemoryStateStore,
+    plan: &Plan,
+    now: DateTime<Utc>,
+) -> RefreshReport {
+    block_on(refresh_forecasts(demand, aas, store, plan, &[id()], now))
 }
 
 /// `days` days of 5-minute demand from Monday 2026-03-02: 60/min, 600/min from 09:00 to 11:00.
@@ -391,14 +402,7 @@ fn the_tick_finds_due_forecasts_and_the_refresh_applies_them_once_an_hour() {
     ));
     assert!(later.forecast_due.is_empty());
     let state = store.state(&id());
-    let again = block_on(refresh_forecasts(
-        &demand,
-        &aas,
-        &store,
-        &plan,
-        &[id()],
-        now,
-    ));
+    let again = refresh_shop(&demand, &aas, &store, &plan, now);
     assert!(again.errors.is_empty());
     assert_eq!(store.state(&id()).forecast, state.forecast);
     // An hour later it is due again.
@@ -420,14 +424,7 @@ fn a_refresh_at_a_clock_with_seconds_reads_a_window_on_period_boundaries() {
     let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:03Z");
     // WHEN the forecast is refreshed
-    let refresh = block_on(refresh_forecasts(
-        &demand,
-        &aas,
-        &store,
-        &plan,
-        &[id()],
-        now,
-    ));
+    let refresh = refresh_shop(&demand, &aas, &store, &plan, now);
     assert!(refresh.errors.is_empty(), "{:?}", refresh.errors);
     // THEN both ends of the window read are on 5-minute boundaries (CloudWatch labels each
     // datapoint with its period's start, and the series counts slots from the window's start),
@@ -451,14 +448,7 @@ fn every_slot_is_scored_once_though_each_refresh_reads_only_what_is_published() 
     let (aas, store, demand) = shop_ports(7);
     let start = at("2026-03-06T00:00:00Z");
     for hour in 0..=6 {
-        let refresh = block_on(refresh_forecasts(
-            &demand,
-            &aas,
-            &store,
-            &plan,
-            &[id()],
-            start + Duration::hours(hour),
-        ));
+        let refresh = refresh_shop(&demand, &aas, &store, &plan, start + Duration::hours(hour));
         assert_eq!(refresh.refreshed, vec![id().to_string()], "{hour}");
     }
     // THEN every 10-minute slot from the first forecast's first (00:00) to the last the history
@@ -488,8 +478,7 @@ fn a_refresh_that_fails_for_good_is_stored_shown_and_tried_again_an_hour_later_n
     let due_at = |t: DateTime<Utc>| {
         block_on(tick_plan_observing(&aas, &store, None::<&()>, &plan, 1, t)).forecast_due
     };
-    let refresh =
-        |t: DateTime<Utc>| block_on(refresh_forecasts(&demand, &aas, &store, &plan, &[id()], t));
+    let refresh = |t: DateTime<Utc>| refresh_shop(&demand, &aas, &store, &plan, t);
 
     // GIVEN CloudWatch throttling: nothing is stored, and the next minute tries again
     demand.fail_with(Some((ErrorClass::Retryable, "ThrottlingException")));
@@ -702,14 +691,7 @@ fn a_backlog_forecast_reads_the_backlog_and_holds_a_backlog_per_instance() {
     let (aas, store, demand) = shop_ports(5);
     let now = at("2026-03-06T08:50:00Z");
     // WHEN the refresh runs
-    let refresh = block_on(refresh_forecasts(
-        &demand,
-        &aas,
-        &store,
-        &plan,
-        &[id()],
-        now,
-    ));
+    let refresh = refresh_shop(&demand, &aas, &store, &plan, now);
     // THEN it asked for the backlog, and the claim is 600 / 30 instances
     assert!(refresh.errors.is_empty(), "{:?}", refresh.errors);
     let asked = demand.queries.lock().expect("lock").clone();
@@ -771,14 +753,7 @@ fn reviewed_beside(forecast: &str) -> headroom_core::forecast::schedule_review::
     )
     .expect("valid plan");
     let (aas, store, demand) = shop_ports(7);
-    let refresh = block_on(refresh_forecasts(
-        &demand,
-        &aas,
-        &store,
-        &plan,
-        &[id()],
-        at("2026-03-09T00:00:00Z"),
-    ));
+    let refresh = refresh_shop(&demand, &aas, &store, &plan, at("2026-03-09T00:00:00Z"));
     assert_eq!(refresh.verdicts.len(), 1, "{refresh:?}");
     refresh.verdicts[0].1[0].verdict
 }
