@@ -14,7 +14,8 @@ use aws_sdk_cloudwatch::Client;
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::DemandSeries;
 use headroom_core::metrics_port::{
-    demand_source, workload_metrics, DemandHistory, DemandQuery, DemandSource, MetricRef, Workload,
+    demand_source, period_start, workload_metrics, DemandHistory, DemandQuery, DemandSource,
+    MetricRef, Workload,
 };
 use headroom_core::ports::PortError;
 use headroom_core::{ScalableTargetId, Span};
@@ -199,8 +200,7 @@ impl DemandHistory for CloudWatchDemand {
         // CloudWatch rounds an unaligned StartTime down to the period and labels each datapoint
         // with its period's start; so does this, or every datapoint would sit one slot early
         // under labels counted from the unaligned instant.
-        let from =
-            DateTime::from_timestamp(from.timestamp().div_euclid(secs) * secs, 0).unwrap_or(from);
+        let from = period_start(from, Span::seconds(secs));
         let sources: Vec<DemandSource> = targets
             .iter()
             .map(|q| demand_source(&q.target, q.kind))
