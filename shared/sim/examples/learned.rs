@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use headroom_sim::suggest::suggest_plan;
+use headroom_sim::suggest::{suggest_plan, suggest_plan_within};
 use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy, Trace, World};
 
 /// (scenario directory under events/scenarios, trace under events/traces)
@@ -77,7 +77,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let world_t = World::parse(&world, &read(&world)?)?;
         let until = trace_t.start + chrono::Duration::days(days);
         let started = std::time::Instant::now();
-        let mut plan = suggest_plan((&base, &read(&base)?), &trace_t, &world_t, Some(until))?;
+        // For experiments: `BUDGET=1.12` tunes to another budget than `plan suggest`'s default.
+        let mut plan = match std::env::var("BUDGET") {
+            Ok(b) => suggest_plan_within(
+                (&base, &read(&base)?),
+                &trace_t,
+                &world_t,
+                Some(until),
+                Some(b.parse()?),
+            )?,
+            Err(_) => suggest_plan((&base, &read(&base)?), &trace_t, &world_t, Some(until))?,
+        };
         // On stderr, so the table on stdout stays a table: what `plan suggest` itself took.
         eprintln!(
             "{base}: plan suggest (the tuning included) took {:.1} s",

@@ -10,7 +10,8 @@ use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
 use headroom_core::suggest::tune::{
-    choose, grid, week_weighted, Backtest, Knobs, Stretch, MIN_BACKTEST, WEEK_WEIGHTING,
+    backtest_ceiling, choose, grid, week_weighted, Backtest, Knobs, Stretch, BACKTEST_COST_ERROR,
+    MIN_BACKTEST, WEEK_WEIGHTING,
 };
 use headroom_core::Span;
 
@@ -54,8 +55,10 @@ pub fn tuned(
         )
     };
     let mut lines = vec![format!(
-        "Tuned to at most {budget:.2}x target tracking's instance-hours: {} settings simulated \
-         over the {:.1} day(s) of history{}, {scored}, {WEEK_WEIGHTING}.",
+        "Tuned to at most {budget:.2}x target tracking's instance-hours (a setting's backtest at \
+         most {:.2}x, leaving {BACKTEST_COST_ERROR}x for what a week's backtest misprices): {} settings simulated over the {:.1} day(s) of history{}, {scored}, \
+         {WEEK_WEIGHTING}.",
+        backtest_ceiling(budget),
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
         until.map_or(String::new(), |u| format!(" before {}", instant(u))),

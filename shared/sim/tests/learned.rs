@@ -275,17 +275,16 @@ fn the_shipped_learned_plans_do_what_the_readme_says_and_cut_news_bursts_by_60_p
         // AND on the news-burst traces at least 60 % fewer breach minutes within 1.15x its
         // instance-hours (AAPL was at -58 % before the forecast learned today's level). This is
         // the goal itself, and AAPL meets the cut by a few points only: a change that fails it
-        // moves the learned table, whose `learned` example says by how much. AAPL misses the
-        // cost, at 1.174x: its tuner kept a 15-minute hold that the first week priced at 1.14x,
-        // the backtest's estimation error at the budget's edge (README, learned scenarios). It
-        // is held where it is, so that a further drift fails here.
+        // moves the learned table, whose `learned` example says by how much. AAPL's cost, at
+        // 1.146x, is within the budget because the tuner keeps clear of the backtest's own error
+        // (`BACKTEST_COST_ERROR`): without it, it kept a 15-minute hold that the first week
+        // priced at 1.14x and the whole trace at 1.174x.
         assert!(
             hr_breach * 100 <= tt_breach * 40,
             "{dir}: headroom {hr_breach} breach minutes against target tracking's {tt_breach}"
         );
-        let budget = if dir == "tweets-aapl" { 1.175 } else { 1.15 };
         assert!(
-            hr_hours <= budget * tt_hours,
+            hr_hours <= 1.15 * tt_hours,
             "{dir}: {hr_hours} vs {tt_hours}"
         );
     }

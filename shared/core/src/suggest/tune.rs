@@ -4,13 +4,15 @@
 //! traffic they buy them at very different prices: one endpoint's history says which. So the
 //! offline `plan suggest` (which has a world to simulate) backtests a small grid of settings over
 //! the history it was given, and keeps, per target, the one with the fewest breach minutes whose
-//! instance-hours stay within `budget` times what target tracking alone used on the same history
-//! (ties: the cheaper). When none fits, the cheapest is kept and the evidence says the budget is
-//! out of reach. Measured with `shared/sim/examples/tunecheck.rs`, a week's backtest cost ratio
-//! (weighted by the week, below) sits 0.00-0.06x above the whole trace's on four synthetic
-//! 27-day web-like traces, 0.04-0.10x above on a bursty 14-day one at 5 minutes, and
-//! 0.02x below to 0.05x above on the AAPL tweets: it errs on the dear side more than the cheap
-//! one, enough to steer by, not to split hairs at the budget's edge. (A cheaper end to the grid,
+//! instance-hours stay within `budget` times what target tracking alone used on the same history,
+//! less the backtest's own error ([`BACKTEST_COST_ERROR`]; ties: the cheaper). When none fits,
+//! the cheapest is kept and the evidence says the budget is out of reach. Measured with
+//! `shared/sim/examples/tunecheck.rs` when the week weighting (below) came in, a week's backtest
+//! cost ratio sat 0.00-0.06x above the whole trace's on four synthetic 27-day web-like traces,
+//! 0.04-0.10x above on a bursty 14-day one at 5 minutes, and 0.02x below to 0.05x above on the
+//! AAPL tweets: enough to steer by, not to split hairs at the budget's edge. Measured again over
+//! seventeen scenarios, the error on the cheap side is what [`BACKTEST_COST_ERROR`] keeps
+//! clear of. (A cheaper end to the grid,
 //! quantile 0.2, was tried and left out: where it was chosen, on thin noisy series whose other
 //! settings all backtested over budget, it cut 5-8 points of breach minutes to save 0.03x.)
 //!
@@ -41,7 +43,8 @@
 //! one, 1.153x) to 1.148x and the mean cost from 1.124x to 1.115x, but cut 0.7 points of breach
 //! reduction on average and 3-4 on two web-like traces, whose best backtests were real gains;
 //! at 1 point it left the overrun and cost 0.5 points. The budget's edge is the backtest's
-//! estimation error (above), which a tolerance on the cut does not address.
+//! estimation error (above), which a tolerance on the cut does not address: the margin on the
+//! cost ([`BACKTEST_COST_ERROR`]) does, where it breaks the budget.
 //!
 //! Left out as well: the forecast off (`mode = "forecast_only"`, peaks and guard alone), at each
 //! hold. On the default scenario's 7-day trace the operator's plan without a forecast cuts 72 %
@@ -109,6 +112,25 @@ pub const HIGH_MARGIN_QUANTILES: [f64; 4] = [0.7, 0.8, 0.9, 0.95];
 /// The seasonal quantiles those margins scale, and the cap that leaves them room.
 pub const WIDE_MARGIN_QUANTILES: [f64; 2] = [0.3, 0.5];
 pub const WIDE_MAX_MARGIN: f64 = 1.6;
+/// How far within the budget a setting's backtest must stay to be kept ([`choose`]): a week's
+/// backtest misprices the whole run, and the price it gets wrong on the cheap side is the one
+/// that breaks the budget. Measured with `tunecheck` (see the module's doc) over the four
+/// shipped learned scenarios and the thirteen held-out ones, for every setting that backtested
+/// at 1.08-1.16x: the whole trace cost from 0.087x less to 0.104x more than its backtest, each
+/// trace's settings bunched around an error of its own (medians from -0.085x to +0.039x), and
+/// 0.02x covers that median on fifteen of the seventeen. Without it the tuner kept, on
+/// tweets-aapl, a 15-minute hold that backtested at 1.140x and cost 1.174x over the whole
+/// trace; with it every one of the seventeen stays within 1.15x (the dearest, a
+/// load-balancer-like trace, at 1.149x), and the mean cost falls from 1.125x to 1.114x. It
+/// costs cut where the backtest was right: 1.2 points on average, most on the held-out
+/// web-like traces with many random surges (-5.4 and -6.2 points on two of them), none on the
+/// taxi and GOOG scenarios nor on calm1 and calm2 (the regime of the real web trace).
+pub const BACKTEST_COST_ERROR: f64 = 0.02;
+
+/// The dearest backtest [`choose`] keeps for a whole run within `budget`.
+pub fn backtest_ceiling(budget: f64) -> f64 {
+    budget - BACKTEST_COST_ERROR
+}
 /// Less history than this is not backtested: the suggestion is printed untuned.
 pub const MIN_BACKTEST: Span = Span::hours(24);
 /// Each kind of day scored for at least this long, or the backtest is not weighted by the week
@@ -358,10 +380,12 @@ pub struct Choice {
     pub within_budget: bool,
 }
 
-/// The fewest breach minutes within `budget` (ties: the cheaper, then the earlier in the grid);
-/// when nothing fits, the cheapest. `None` for no results.
+/// The fewest breach minutes among the backtests within [`backtest_ceiling`] of `budget` (ties:
+/// the cheaper, then the earlier in the grid); when nothing fits, the cheapest. `None` for no
+/// results.
 pub fn choose(results: &[Backtest], budget: f64) -> Option<Choice> {
-    let fits = |b: &Backtest| b.cost_ratio() <= budget + 1e-9;
+    let ceiling = backtest_ceiling(budget);
+    let fits = |b: &Backtest| b.cost_ratio() <= ceiling + 1e-9;
     let within = results
         .iter()
         .enumerate()
@@ -406,12 +430,13 @@ mod tests {
 
     #[test]
     fn the_fewest_breach_minutes_within_the_budget_win() {
-        // As written: 300 min at 1.30x (over); 420 at 1.14x; 400 at 1.15x; 400 at 1.12x.
+        // As written: 300 min at 1.30x (over); 420 at 1.12x; 400 at 1.13x (the ceiling of a
+        // 1.15x budget); 400 at 1.10x.
         let r = [
             bt(300, 130.0),
-            bt(420, 114.0),
-            bt(400, 115.0),
-            bt(400, 112.0),
+            bt(420, 112.0),
+            bt(400, 113.0),
+            bt(400, 110.0),
         ];
         assert_eq!(
             choose(&r, 1.15),
@@ -421,7 +446,30 @@ mod tests {
             })
         );
         // A larger budget buys the as-written plan back.
-        assert_eq!(choose(&r, 1.3).map(|c| c.index), Some(0));
+        assert_eq!(choose(&r, 1.32).map(|c| c.index), Some(0));
+    }
+
+    #[test]
+    fn a_backtest_within_the_budget_by_less_than_its_error_is_not_kept() {
+        // 400 min at 1.14x backtests within 1.15x, but by less than a week's backtest can
+        // misprice the whole run: the dearer run it stands for may not be.
+        let r = [bt(400, 114.0), bt(420, 113.0)];
+        assert_eq!(
+            choose(&r, 1.15),
+            Some(Choice {
+                index: 1,
+                within_budget: true
+            })
+        );
+        assert_eq!(choose(&r, 1.16).map(|c| c.index), Some(0));
+        // Nothing within the ceiling, though within the budget: said as out of budget.
+        assert_eq!(
+            choose(&[bt(400, 114.0)], 1.15),
+            Some(Choice {
+                index: 0,
+                within_budget: false
+            })
+        );
     }
 
     #[test]
@@ -646,7 +694,7 @@ mod tests {
             if tight.within_budget {
                 proptest::prop_assert!(loose.within_budget);
                 proptest::prop_assert!(r[loose.index].breach_minutes <= r[tight.index].breach_minutes);
-                proptest::prop_assert!(r[tight.index].cost_ratio() <= small + 1e-9);
+                proptest::prop_assert!(r[tight.index].cost_ratio() <= backtest_ceiling(small) + 1e-9);
             } else {
                 // Out of budget: the cheapest, which no other setting undercuts.
                 proptest::prop_assert!(r.iter().all(|b| b.instance_hours >= r[tight.index].instance_hours));
