@@ -1991,3 +1991,193 @@ fn a_put_item_on_the_whole_table_or_alarms_beyond_scaling_policies_fail() {
         ],
     );
 }
+
+/// A parameter's name, values its pattern must take, and values it must refuse with why.
+type ParameterValues = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// Values each parameter's `AllowedPattern` must take, and values it must refuse, with why.
+/// CloudFormation matches the whole value in Java's regex dialect; the lookaheads these use read
+/// the same in fancy-regex.
+const PARAMETER_VALUES: &[ParameterValues] = &[
+    (
+        "TableName",
+        &["headroom", "team_a.headroom-2"],
+        &[("ab", "DynamoDB's shortest name is 3"), ("a b", "a space")],
+    ),
+    (
+        "EndpointNamePrefix",
+        &["chat-prod", "c", "0a"],
+        &[
+            ("", "no default: every endpoint would match"),
+            ("-chat", "a SageMaker name starts with a letter or digit"),
+            ("Chat", "ARNs carry the name in lower case"),
+        ],
+    ),
+    (
+        "EndpointConfigNamePrefix",
+        &["", "chat-"],
+        &[("Chat", "lower case, as in ARNs")],
+    ),
+    (
+        "ModelNamePrefix",
+        &["", "chat-"],
+        &[("chat_", "an underscore")],
+    ),
+    (
+        "AlarmNamePrefix",
+        &["headroom-", "h", "team.a:#_-", "o-", "op-", "opsx-", "OPS-"],
+        &[
+            ("", "every alarm, the stack's own among them"),
+            ("ops-", "the stack's own alarms are named ops-*"),
+            ("ops-team-", "within the stack's ops-* names"),
+            ("o", "a prefix of ops-*"),
+            ("op", "a prefix of ops-*"),
+            ("ops", "a prefix of ops-*"),
+            ("head room", "a space"),
+        ],
+    ),
+    (
+        "OpsAlarmTopicArn",
+        &["", "arn:aws:sns:eu-west-1:123456789012:ops"],
+        &[(
+            "arn:aws:sns:eu-west-1:1234:ops",
+            "an account id has 12 digits",
+        )],
+    ),
+    (
+        "PipelineInvokerArn",
+        &["", "arn:aws:iam::123456789012:role/ci/deployer"],
+        &[("arn:aws:iam::123456789012:user/ci", "a user, not a role")],
+    ),
+    (
+        "ExamplePeakTarget",
+        &[
+            "",
+            "endpoint/chat-prod/variant/AllTraffic",
+            "inference-component/chat-ic",
+        ],
+        &[("endpoint/chat-prod", "no variant")],
+    ),
+    (
+        "ExamplePeakInvokeAt",
+        &["2030-01-07T07:30:00"],
+        &[(
+            "2030-01-07T07:30:00Z",
+            "EventBridge Scheduler's at() takes no zone",
+        )],
+    ),
+    (
+        "ExamplePeakStartsAt",
+        &["2030-01-07T09:00:00Z"],
+        &[
+            (
+                "2030-01-07T09:00:00",
+                "the peak event's times are UTC, with the Z",
+            ),
+            (
+                "2030-01-07T09:00:00+01:00",
+                "an offset: the event's times are UTC",
+            ),
+        ],
+    ),
+    (
+        "ExamplePeakEndsAt",
+        &["2030-01-07T12:00:00Z"],
+        &[("2030-01-07 12:00:00Z", "not RFC 3339")],
+    ),
+];
+
+/// Each parameter's AllowedPattern against [`PARAMETER_VALUES`], and the stack's own alarm
+/// names against the prefix that AlarmNamePrefix may not take.
+fn check_parameter_patterns(t: &Template) -> Vec<String> {
+    let Some(params) = t.doc.get("Parameters").and_then(|p| p.as_mapping()) else {
+        return vec!["the template has no Parameters".to_owned()];
+    };
+    let mut problems = Vec::new();
+    for (name, spec) in params {
+        let name = name.as_str().expect("a parameter name");
+        let Some(pattern) = spec.get("AllowedPattern").and_then(|p| p.as_str()) else {
+            continue;
+        };
+        let Some((_, take, refuse)) = PARAMETER_VALUES.iter().find(|(n, _, _)| *n == name) else {
+            problems.push(format!(
+                "{name}: its AllowedPattern has no row in PARAMETER_VALUES: add the values it must take and refuse"
+            ));
+            continue;
+        };
+        let re = fancy_regex::Regex::new(pattern)
+            .unwrap_or_else(|e| panic!("{name}: AllowedPattern {pattern:?}: {e}"));
+        let matches = |v: &str| re.is_match(v).expect("the pattern runs");
+        for v in *take {
+            if !matches(v) {
+                problems.push(format!(
+                    "{name}: {pattern:?} refuses {v:?}, which it must take"
+                ));
+            }
+        }
+        for (v, why) in *refuse {
+            if matches(v) {
+                problems.push(format!(
+                    "{name}: {pattern:?} takes {v:?}, which it must refuse ({why})"
+                ));
+            }
+        }
+        // The stack deploys with its defaults: each must pass its own pattern.
+        if let Some(default) = spec.get("Default").and_then(|d| d.as_str()) {
+            if !matches(default) {
+                problems.push(format!("{name}: the default {default:?} fails {pattern:?}"));
+            }
+        }
+    }
+    // What AlarmNamePrefix refuses is what the stack's own alarms are named: they must never
+    // reach the alarm function.
+    for (id, r) in t.resources() {
+        if r.get("Type").and_then(|v| v.as_str()) != Some("AWS::CloudWatch::Alarm") {
+            continue;
+        }
+        let name = r
+            .get("Properties")
+            .and_then(|p| p.get("AlarmName"))
+            .and_then(sub_text);
+        if !name.as_deref().is_some_and(|n| n.starts_with("ops-")) {
+            problems.push(format!(
+                "{id}: AlarmName {name:?} must start with ops- (reserved from AlarmNamePrefix)"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_parameter_patterns_take_and_refuse_what_they_are_meant_to() {
+    let problems = check_parameter_patterns(&load_template());
+    assert!(
+        problems.is_empty(),
+        "parameter patterns:\n{}",
+        report(&problems)
+    );
+}
+
+#[test]
+fn a_loosened_alarm_prefix_pattern_or_an_ops_alarm_renamed_fails() {
+    let loose = doctored_text(
+        r#"AllowedPattern: "^(?!(o|op|ops)$)(?!ops-)[A-Za-z0-9_.:#-]{1,200}$""#,
+        r#"AllowedPattern: "^[A-Za-z0-9_.:#-]{0,200}$""#,
+    );
+    let problems = check_parameter_patterns(&loose);
+    for needle in ["takes \"ops-\"", "takes \"ops\"", "takes \"\""] {
+        assert_fails(&problems, &["AlarmNamePrefix", needle]);
+    }
+    let renamed = doctored_text(
+        "AlarmName: !Sub ops-${AWS::StackName}-tick-errors",
+        "AlarmName: !Sub ${AWS::StackName}-tick-errors",
+    );
+    assert_fails(
+        &check_parameter_patterns(&renamed),
+        &["must start with ops-"],
+    );
+}
