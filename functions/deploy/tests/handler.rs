@@ -1,7 +1,9 @@
 //! The deployment watcher's handler against in-memory ports: baselines, reviews, duplicates,
 //! measurements, the pipeline hook, refusals. Each test is one scenario (GIVEN / WHEN / THEN).
 
-use chrono::{DateTime, Duration, Utc};
+mod common;
+
+use chrono::Duration;
 use headroom_core::deploy_ports::{
     ActivityStatus, ComponentView, ConfigVariantView, EndpointConfigView, EndpointVariantView,
     EndpointView, ModelView, ScalingActivity,
@@ -22,8 +24,7 @@ use headroom_deploy::{Error, Outcome, Response};
 use headroom_lambda::Classified as _;
 use serde_json::{json, Value};
 
-const ARN: &str = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-prod";
-const IMAGE: &str = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.29.0-lmi11";
+use common::{fixture, t, variant, World, ARN, IMAGE};
 
 const PLAN: &str = r#"
 version = 1
@@ -35,38 +36,6 @@ lead_time = "15m"
 [target.lead_time_measured]
 min_samples = 3
 "#;
-
-fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .expect("valid time")
-        .with_timezone(&Utc)
-}
-
-/// This package's directory as cargo gives it when the test runs. The compile-time value would
-/// be another clone's when cargo reuses a test binary from a target dir shared between clones.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
-}
-
-fn fixture(path: &str) -> Value {
-    let full = format!("{}/../../events/{path}", manifest_dir());
-    serde_json::from_str(&std::fs::read_to_string(&full).expect("fixture exists"))
-        .expect("fixture is JSON")
-}
-
-fn variant() -> ScalableTargetId {
-    "endpoint/chat-prod/variant/AllTraffic"
-        .parse()
-        .expect("valid id")
-}
-
-struct World {
-    endpoints: MemoryEndpoints,
-    history: MemoryScalingHistory,
-    reviews: MemoryReviewStore,
-    aas: MemoryScalingTargets,
-    store: MemoryStateStore,
-}
 
 impl World {
     /// chat-prod/AllTraffic serves model v7 (config v7); config v8 with model v8 exists.
@@ -131,23 +100,6 @@ impl World {
             aas: MemoryScalingTargets::default().with_target(variant(), 2, 8),
             store: MemoryStateStore::default().with_plan(plan),
         }
-    }
-
-    fn ports(
-        &self,
-    ) -> Ports<
-        '_,
-        MemoryScalingTargets,
-        MemoryScalingHistory,
-        (),
-        MemoryEndpoints,
-        MemoryStateStore,
-        MemoryReviewStore,
-    > {
-        Ports::new(&self.aas, &self.store)
-            .with_history(&self.history)
-            .with_endpoints(&self.endpoints)
-            .with_reviews(&self.reviews)
     }
 
     async fn handle(&self, event: &Value, now: &str) -> Result<Response, Error> {

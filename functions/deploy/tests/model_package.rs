@@ -3,12 +3,13 @@
 //! it, the rejection that withdraws it, and what a pipeline's `check` answers meanwhile. One scenario per test (GIVEN / WHEN /
 //! THEN).
 
-use chrono::{DateTime, Utc};
+mod common;
+
 use headroom_core::deploy_ports::{
     ConfigVariantView, EndpointConfigView, EndpointVariantView, EndpointView, ModelView,
 };
 use headroom_core::identity::ContainerIdentity;
-use headroom_core::ids::{EndpointName, ScalableTargetId};
+use headroom_core::ids::EndpointName;
 use headroom_core::memory::{count, MemoryEndpoints, MemoryReviewStore, MemoryScalingHistory};
 use headroom_core::memory::{MemoryScalingTargets, MemoryStateStore};
 use headroom_core::plan::parse_plan;
@@ -16,13 +17,12 @@ use headroom_core::review::package::pending_review_id;
 use headroom_core::review::{Review, ReviewStatus, REVIEW_TAG};
 use headroom_core::usecase::deploy::{CheckAnswer, ModelChange, ReviewAction};
 use headroom_core::usecase::reviews::{ack_review, list_reviews};
-use headroom_core::usecase::Ports;
 use headroom_deploy::{Outcome, Response};
 use serde_json::{json, Value};
 
-const ARN: &str = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-prod";
+use common::{fixture, t, variant, World, ARN, IMAGE};
+
 const GROUP: &str = "arn:aws:sagemaker:us-east-1:123456789012:model-package/chat-llama";
-const IMAGE: &str = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.29.0-lmi11";
 
 const PLAN: &str = r#"
 version = 1
@@ -32,34 +32,13 @@ min_capacity = 2
 max_capacity = 8
 "#;
 
-fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .expect("valid time")
-        .with_timezone(&Utc)
-}
-
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned())
-}
-
 /// The approval fixture (chat-llama/9).
 fn approval() -> Value {
-    let full = format!(
-        "{}/../../events/sagemaker/model-package-approved.json",
-        manifest_dir()
-    );
-    serde_json::from_str(&std::fs::read_to_string(&full).expect("fixture exists"))
-        .expect("fixture is JSON")
+    fixture("sagemaker/model-package-approved.json")
 }
 
 fn package(version: u32) -> String {
     format!("{GROUP}/{version}")
-}
-
-fn variant() -> ScalableTargetId {
-    "endpoint/chat-prod/variant/AllTraffic"
-        .parse()
-        .expect("valid id")
 }
 
 fn in_service(id: &str, at: &str) -> Value {
@@ -76,14 +55,6 @@ fn in_service(id: &str, at: &str) -> Value {
 
 fn check() -> Value {
     json!({"kind": "headroom.pipeline/v1", "action": "check", "endpoint": "chat-prod", "pipeline_run_id": "run-42"})
-}
-
-struct World {
-    endpoints: MemoryEndpoints,
-    history: MemoryScalingHistory,
-    reviews: MemoryReviewStore,
-    aas: MemoryScalingTargets,
-    store: MemoryStateStore,
 }
 
 impl World {
@@ -135,23 +106,6 @@ impl World {
             aas: MemoryScalingTargets::default().with_target(variant(), 2, 8),
             store: MemoryStateStore::default().with_plan(plan),
         }
-    }
-
-    fn ports(
-        &self,
-    ) -> Ports<
-        '_,
-        MemoryScalingTargets,
-        MemoryScalingHistory,
-        (),
-        MemoryEndpoints,
-        MemoryStateStore,
-        MemoryReviewStore,
-    > {
-        Ports::new(&self.aas, &self.store)
-            .with_history(&self.history)
-            .with_endpoints(&self.endpoints)
-            .with_reviews(&self.reviews)
     }
 
     async fn handle(&self, event: &Value, now: &str) -> Response {
