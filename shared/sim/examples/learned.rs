@@ -5,7 +5,8 @@
 //! (from the repository root; without arguments, the shipped learned scenarios), or
 //! `... --example learned -- --dir DIR` for every `DIR/*/` holding `base.toml`, `world.toml` and
 //! `trace.csv` (the held-out set `examples/heldout.rs` writes). `SHOW_REVIEWS=1` adds the
-//! schedule review's last verdicts on stderr, `SHOW_PLAN=1` the suggested plan.
+//! schedule review's last verdicts on stderr, `SHOW_PLAN=1` the suggested plan, `BUDGET=1.2`
+//! tunes to another budget than the default.
 
 use std::path::Path;
 

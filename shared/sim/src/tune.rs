@@ -56,8 +56,8 @@ pub fn tuned(
     };
     let mut lines = vec![format!(
         "Tuned to at most {budget:.2}x target tracking's instance-hours (a setting's backtest at \
-         most {:.2}x, leaving {BACKTEST_COST_ERROR}x for what a week's backtest misprices): {} settings simulated over the {:.1} day(s) of history{}, {scored}, \
-         {WEEK_WEIGHTING}.",
+         most {:.2}x, leaving {BACKTEST_COST_ERROR}x for what a week's backtest misprices): {} \
+         settings simulated over the {:.1} day(s) of history{}, {scored}, {WEEK_WEIGHTING}.",
         backtest_ceiling(budget),
         settings.len(),
         span.num_minutes() as f64 / 1440.0,
@@ -91,10 +91,13 @@ pub fn tuned(
                     b.describe()
                 )
             });
-        let verdict = if choice.within_budget {
-            "kept"
+        let verdict = if choice.within_ceiling {
+            "kept".to_owned()
         } else {
-            "no setting fits the budget, kept the cheapest"
+            format!(
+                "no setting backtests within {:.2}x, kept the cheapest",
+                backtest_ceiling(budget)
+            )
         };
         lines.push(format!(
             "  {}: {verdict}: {}: {}{as_written}",

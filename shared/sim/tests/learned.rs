@@ -206,6 +206,13 @@ fn the_budget_steers_the_guard_and_forecast_and_none_leaves_them_as_written() {
         hold(&tight) < Some(headroom_core::Span::minutes(30)),
         "{tight}"
     );
+    assert!(tight.contains("AllTraffic: kept: "), "{tight}");
+    // A budget no setting's backtest fits within its margin keeps the cheapest, and says so.
+    let none_fit = aapl_suggestion(&trace, Some(1.0));
+    assert!(
+        none_fit.contains("AllTraffic: no setting backtests within 0.98x, kept the cheapest: "),
+        "{none_fit}"
+    );
     let loose = aapl_suggestion(&trace, Some(3.0));
     assert!(loose.contains("# Tuned to at most 3.00x"), "{loose}");
     assert_eq!(
