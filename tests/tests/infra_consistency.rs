@@ -1992,6 +1992,8 @@ fn a_put_item_on_the_whole_table_or_alarms_beyond_scaling_policies_fail() {
     );
 }
 
+// --- Parameter patterns: what each parameter takes and refuses. ---------------------------------
+
 /// A parameter's name, values its pattern must take, and values it must refuse with why.
 type ParameterValues = (
     &'static str,
@@ -2038,6 +2040,7 @@ const PARAMETER_VALUES: &[ParameterValues] = &[
             ("op", "a prefix of ops-*"),
             ("ops", "a prefix of ops-*"),
             ("head room", "a space"),
+            ("headroom-*", "a wildcard in the alarm function's SourceArn"),
         ],
     ),
     (
@@ -2087,7 +2090,7 @@ const PARAMETER_VALUES: &[ParameterValues] = &[
     (
         "ExamplePeakEndsAt",
         &["2030-01-07T12:00:00Z"],
-        &[("2030-01-07 12:00:00Z", "not RFC 3339")],
+        &[("2030-01-07T12:00Z", "no seconds: not RFC 3339")],
     ),
 ];
 
@@ -2109,7 +2112,9 @@ fn check_parameter_patterns(t: &Template) -> Vec<String> {
             ));
             continue;
         };
-        let re = fancy_regex::Regex::new(pattern)
+        // CloudFormation matches the whole value; a search would let an unanchored pattern
+        // take here what the stack refuses.
+        let re = fancy_regex::Regex::new(&format!("^(?:{pattern})$"))
             .unwrap_or_else(|e| panic!("{name}: AllowedPattern {pattern:?}: {e}"));
         let matches = |v: &str| re.is_match(v).expect("the pattern runs");
         for v in *take {
@@ -2133,10 +2138,27 @@ fn check_parameter_patterns(t: &Template) -> Vec<String> {
             }
         }
     }
+    // A row whose parameter lost its pattern (or is gone) would test nothing: deleting
+    // AlarmNamePrefix's pattern is the widest loosening of all.
+    for (name, _, _) in PARAMETER_VALUES {
+        if params
+            .get(*name)
+            .and_then(|spec| spec.get("AllowedPattern"))
+            .is_none()
+        {
+            problems.push(format!(
+                "{name}: PARAMETER_VALUES has a row but the template has no AllowedPattern for it"
+            ));
+        }
+    }
     // What AlarmNamePrefix refuses is what the stack's own alarms are named: they must never
     // reach the alarm function.
     for (id, r) in t.resources() {
-        if r.get("Type").and_then(|v| v.as_str()) != Some("AWS::CloudWatch::Alarm") {
+        let kind = r.get("Type").and_then(|v| v.as_str());
+        if !matches!(
+            kind,
+            Some("AWS::CloudWatch::Alarm" | "AWS::CloudWatch::CompositeAlarm")
+        ) {
             continue;
         }
         let name = r
@@ -2163,7 +2185,7 @@ fn the_parameter_patterns_take_and_refuse_what_they_are_meant_to() {
 }
 
 #[test]
-fn a_loosened_alarm_prefix_pattern_or_an_ops_alarm_renamed_fails() {
+fn a_loosened_or_dropped_alarm_prefix_pattern_or_an_ops_alarm_renamed_fails() {
     let loose = doctored_text(
         r#"AllowedPattern: "^(?!(o|op|ops)$)(?!ops-)[A-Za-z0-9_.:#-]{1,200}$""#,
         r#"AllowedPattern: "^[A-Za-z0-9_.:#-]{0,200}$""#,
@@ -2179,5 +2201,14 @@ fn a_loosened_alarm_prefix_pattern_or_an_ops_alarm_renamed_fails() {
     assert_fails(
         &check_parameter_patterns(&renamed),
         &["must start with ops-"],
+    );
+    let dropped = doctored_text(
+        r#"    AllowedPattern: "^(?!(o|op|ops)$)(?!ops-)[A-Za-z0-9_.:#-]{1,200}$"
+"#,
+        "",
+    );
+    assert_fails(
+        &check_parameter_patterns(&dropped),
+        &["AlarmNamePrefix", "no AllowedPattern"],
     );
 }
