@@ -49,8 +49,9 @@ pub struct SuggestArgs {
     pub until: Option<DateTime<Utc>>,
     /// Offline: tune the forecast quantile and guard hold by simulating the history, keeping
     /// instance-hours within this many times target tracking's (default 1.15; `none`: untuned).
-    /// A setting is kept when its backtest stays 0.02x within it, for what a week's backtest
-    /// misprices; below 1.02 that leaves the cheapest setting.
+    /// A setting is chosen for its breach minutes only when its backtest stays 0.02x within it,
+    /// for what a week's backtest misprices; when none does, the cheapest is kept and the plan's
+    /// comments say so.
     #[arg(long, requires = "trace", value_parser = parse_budget)]
     pub budget: Option<Budget>,
 }

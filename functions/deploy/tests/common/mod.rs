@@ -1,7 +1,6 @@
 //! What the deploy handler's tests share: the in-memory world they run in, and its helpers. Each
 //! test file builds its own endpoint, configs and models into it (a rollout of v7 to v8 in one,
 //! model packages chat-llama/8 and /9 in the other).
-#![allow(dead_code)]
 
 use chrono::{DateTime, Utc};
 use headroom_core::ids::ScalableTargetId;
