@@ -6,11 +6,12 @@
 //! `... --example learned -- --dir DIR` for every `DIR/*/` holding `base.toml`, `world.toml` and
 //! `trace.csv` (the held-out set `examples/heldout.rs` writes). `SHOW_REVIEWS=1` adds the
 //! schedule review's last verdicts on stderr, `SHOW_PLAN=1` the suggested plan, `BUDGET=1.2`
-//! tunes to another budget than the default.
+//! tunes to another budget than the default (`BUDGET=none`: untuned).
 
 use std::path::Path;
 
-use headroom_sim::suggest::{suggest_plan, suggest_plan_within};
+use headroom_core::suggest::tune::DEFAULT_BUDGET;
+use headroom_sim::suggest::suggest_plan_within;
 use headroom_sim::{run_all, Report, RunOptions, Scenario, Strategy, Trace, World};
 
 /// (scenario directory under events/scenarios, trace under events/traces)
@@ -78,17 +79,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let world_t = World::parse(&world, &read(&world)?)?;
         let until = trace_t.start + chrono::Duration::days(days);
         let started = std::time::Instant::now();
-        // For experiments: `BUDGET=1.12` tunes to another budget than `plan suggest`'s default.
-        let mut plan = match std::env::var("BUDGET") {
-            Ok(b) => suggest_plan_within(
-                (&base, &read(&base)?),
-                &trace_t,
-                &world_t,
-                Some(until),
-                Some(b.parse()?),
-            )?,
-            Err(_) => suggest_plan((&base, &read(&base)?), &trace_t, &world_t, Some(until))?,
+        // For experiments: `BUDGET=1.12` tunes to another budget than `plan suggest`'s default,
+        // `BUDGET=none` leaves the suggestion untuned (as `--budget` does).
+        let budget = match std::env::var("BUDGET").as_deref() {
+            Ok("none") => None,
+            Ok(b) => Some(b.parse()?),
+            Err(_) => Some(DEFAULT_BUDGET),
         };
+        let mut plan = suggest_plan_within(
+            (&base, &read(&base)?),
+            &trace_t,
+            &world_t,
+            Some(until),
+            budget,
+        )?;
         // On stderr, so the table on stdout stays a table: what `plan suggest` itself took.
         eprintln!(
             "{base}: plan suggest (the tuning included) took {:.1} s",
