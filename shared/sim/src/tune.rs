@@ -1,8 +1,9 @@
 //! The backtest behind `plan suggest --budget`: every setting of the tuning grid
 //! (`headroom_core::suggest::tune`) applied to the suggested plan and simulated over the history
 //! before `--until` against target tracking alone; each target keeps the setting the rules
-//! choose, and the evidence says what it and the as-written plan cost. Only the history is
-//! simulated: the walk-forward rule of the suggestion holds for its tuning too.
+//! choose, and the evidence says what it, the setting as written and the base plan as it stands
+//! cost. Only the history is simulated: the walk-forward rule of the suggestion holds for its
+//! tuning too.
 
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::profile::DayKind;
@@ -39,6 +40,7 @@ pub fn tuned(
         file,
         settings,
         results,
+        base_results,
         span,
         warm_up,
         interval_secs,
@@ -91,6 +93,19 @@ pub fn tuned(
                     b.describe()
                 )
             });
+        let base_plan =
+            base_results
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or(String::new(), |(has_forecast, b)| {
+                    let what = if has_forecast {
+                        "its own peaks, guard and forecast"
+                    } else {
+                        "its own peaks and guard, no forecast"
+                    };
+                    format!("; the base plan ({what}): {}", b.describe())
+                });
         let verdict = if choice.within_ceiling {
             "kept".to_owned()
         } else {
@@ -100,7 +115,7 @@ pub fn tuned(
             )
         };
         lines.push(format!(
-            "  {}: {verdict}: {}: {}{as_written}",
+            "  {}: {verdict}: {}: {}{as_written}{base_plan}",
             target.resource_id,
             knobs.describe(target),
             chosen.describe()
@@ -123,6 +138,12 @@ pub struct Grid {
     pub settings: Vec<Knobs>,
     /// `results[setting][target]`.
     pub results: Vec<Vec<Option<Backtest>>>,
+    /// The base plan's own backtest, per target of [`Grid::file`] (whether the base plan gives it
+    /// a forecast, and what it measured): beside the suggestion in the evidence, so that an
+    /// operator sees what adopting it changes. Not a candidate: the base plan's peaks and guard
+    /// do not improve with history as the forecast does, and the week's backtest would favour
+    /// them (see the grid's "Left out as well").
+    pub base_results: Vec<Option<(bool, Backtest)>>,
     /// The history simulated.
     pub span: chrono::Duration,
     /// Trace rows of it left unscored (the forecast's warm-up).
@@ -165,28 +186,7 @@ pub fn backtest_grid(
     // least a day is left after it.
     let warm_up = warm_up_rows(&file, &history);
     let settings = grid(Span::seconds(history.interval_secs));
-    let results = backtest_all(&file, &settings, world, &history, warm_up);
-    Ok(Ok(Grid {
-        suggested,
-        file,
-        settings,
-        results,
-        span,
-        warm_up,
-        interval_secs: history.interval_secs,
-    }))
-}
-
-/// `results[setting][target]`: what each setting did to each target of `file`, the settings
-/// simulated in parallel, one thread per core, each thread taking every n-th setting.
-fn backtest_all(
-    file: &PlanFile,
-    settings: &[Knobs],
-    world: &World,
-    history: &Trace,
-    warm_up: usize,
-) -> Vec<Vec<Option<Backtest>>> {
-    let plans: Vec<PlanFile> = settings
+    let mut plans: Vec<PlanFile> = settings
         .iter()
         .map(|knobs| {
             let mut f = file.clone();
@@ -196,12 +196,54 @@ fn backtest_all(
             f
         })
         .collect();
+    // The base plan as it stands, last (it parsed before the suggestion was made).
+    let base_file: Option<PlanFile> = toml::from_str(base.1).ok();
+    plans.extend(base_file.clone());
+    let mut results = backtest_all(&plans, world, &history, warm_up);
+    let base_results = match base_file {
+        Some(b) => {
+            let measured = results.pop().unwrap_or_default();
+            file.targets
+                .iter()
+                .map(|t| {
+                    let k = b
+                        .targets
+                        .iter()
+                        .position(|bt| bt.resource_id == t.resource_id)?;
+                    Some((
+                        b.targets[k].forecast.is_some(),
+                        measured.get(k).copied().flatten()?,
+                    ))
+                })
+                .collect()
+        }
+        None => vec![None; file.targets.len()],
+    };
+    Ok(Ok(Grid {
+        suggested,
+        file,
+        settings,
+        results,
+        base_results,
+        span,
+        warm_up,
+        interval_secs: history.interval_secs,
+    }))
+}
+
+/// `results[plan][target]`: what each plan did to each of its targets, the plans simulated in
+/// parallel, one thread per core, each thread taking every n-th plan.
+fn backtest_all(
+    plans: &[PlanFile],
+    world: &World,
+    history: &Trace,
+    warm_up: usize,
+) -> Vec<Vec<Option<Backtest>>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut results: Vec<Vec<Option<Backtest>>> = vec![Vec::new(); plans.len()];
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|k| {
-                let plans = &plans;
                 scope.spawn(move || {
                     (k..plans.len())
                         .step_by(threads)

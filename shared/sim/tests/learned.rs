@@ -341,3 +341,52 @@ fn minute_level_history_also_tries_single_minute_slot_peaks() {
     assert!(!coarse.contains("resolution = \"1m\""), "{coarse}");
     headroom_core::parse_plan("suggested", &fine).expect("a valid plan");
 }
+
+/// The evidence's clause after `label` on the target's line: "1.14x target tracking's
+/// instance-hours, 71 % fewer breach minutes (43 vs 146)".
+fn clause_after<'a>(plan: &'a str, label: &str) -> &'a str {
+    let line = plan
+        .lines()
+        .find(|l| l.contains("AllTraffic: kept") || l.contains("AllTraffic: no setting"))
+        .unwrap_or_else(|| panic!("no tuning line in\n{plan}"));
+    let from = line
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {line}"))
+        + label.len();
+    line[from..].split(';').next().unwrap_or_default()
+}
+
+#[test]
+fn the_evidence_prices_the_base_plan_as_it_stands_beside_the_suggestion() {
+    use headroom_sim::scenario::{DEFAULT_PLAN, DEFAULT_TRACE, DEFAULT_WORLD};
+    let trace = Trace::parse("default trace", DEFAULT_TRACE).expect("trace");
+    let world = World::parse("default world", DEFAULT_WORLD).expect("world");
+    let suggest = |base: &str, budget| {
+        headroom_sim::suggest::suggest_plan_within(("base", base), &trace, &world, None, budget)
+            .expect("suggestion")
+    };
+    // GIVEN the default plan, which has no forecast: its own backtest is not the suggestion's
+    // "as written" one (the suggested peaks and a default forecast)
+    let tuned = suggest(DEFAULT_PLAN, Some(1.15));
+    let base = clause_after(
+        &tuned,
+        "; the base plan (its own peaks and guard, no forecast): ",
+    );
+    assert_ne!(base, clause_after(&tuned, "; as written ("), "{tuned}");
+    assert!(base.contains("target tracking's instance-hours"), "{tuned}");
+    // WHEN the base plan is an untuned suggestion, whose peaks and forecast the new suggestion
+    // repeats
+    let untuned = suggest(DEFAULT_PLAN, None);
+    let again = suggest(&untuned, Some(1.15));
+    // THEN its own backtest is the "as written" setting's, figure for figure
+    let own = clause_after(
+        &again,
+        "; the base plan (its own peaks, guard and forecast): ",
+    );
+    let as_written = clause_after(&again, "; as written (");
+    assert_eq!(
+        Some(own),
+        as_written.split("): ").nth(1),
+        "the same plan backtests the same:\n{again}"
+    );
+}
