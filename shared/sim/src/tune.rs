@@ -5,8 +5,11 @@
 //! cost. Only the history is simulated: the walk-forward rule of the suggestion holds for its
 //! tuning too.
 
+use std::panic::AssertUnwindSafe;
+
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::profile::DayKind;
+use headroom_core::plan::file::TargetFile;
 use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
@@ -93,19 +96,12 @@ pub fn tuned(
                     b.describe()
                 )
             });
-        let base_plan =
-            base_results
-                .get(i)
-                .copied()
-                .flatten()
-                .map_or(String::new(), |(has_forecast, b)| {
-                    let what = if has_forecast {
-                        "its own peaks, guard and forecast"
-                    } else {
-                        "its own peaks and guard, no forecast"
-                    };
-                    format!("; the base plan ({what}): {}", b.describe())
-                });
+        let base_plan = base_results
+            .get(i)
+            .and_then(Option::as_ref)
+            .map_or(String::new(), |(what, b)| {
+                format!("; the base plan ({what}): {}", b.describe())
+            });
         let verdict = if choice.within_ceiling {
             "kept".to_owned()
         } else {
@@ -129,7 +125,7 @@ pub fn tuned(
     with_evidence(&suggested, &lines, &f)
 }
 
-/// Every grid setting's backtest of the suggested plan.
+/// Every grid setting's backtest of the suggested plan, and the base plan's own.
 pub struct Grid {
     /// The untuned suggestion (evidence and plan).
     pub suggested: String,
@@ -138,12 +134,12 @@ pub struct Grid {
     pub settings: Vec<Knobs>,
     /// `results[setting][target]`.
     pub results: Vec<Vec<Option<Backtest>>>,
-    /// The base plan's own backtest, per target of [`Grid::file`] (whether the base plan gives it
-    /// a forecast, and what it measured): beside the suggestion in the evidence, so that an
-    /// operator sees what adopting it changes. Not a candidate: the base plan's peaks and guard
-    /// do not improve with history as the forecast does, and the week's backtest would favour
-    /// them (see the grid's "Left out as well").
-    pub base_results: Vec<Option<(bool, Backtest)>>,
+    /// The base plan's own backtest, per target of [`Grid::file`] (what the base plan gives the
+    /// target, as `base_contents` says it, and what it measured): beside the suggestion in the
+    /// evidence, so that an operator sees what adopting it changes. Not a candidate: a week's
+    /// backtest favours what does not learn over a forecast that improves with history
+    /// (`headroom_core::suggest::tune`'s module doc, "Left out as well").
+    pub base_results: Vec<Option<(String, Backtest)>>,
     /// The history simulated.
     pub span: chrono::Duration,
     /// Trace rows of it left unscored (the forecast's warm-up).
@@ -151,7 +147,8 @@ pub struct Grid {
     pub interval_secs: i64,
 }
 
-/// The suggestion and every grid setting's backtest over the history before `until`; or
+/// The suggestion, every grid setting's backtest and the base plan's over the history before
+/// `until`; or
 /// `Err(suggestion)`, the untuned suggestion with the reason in its evidence, when the history
 /// is too short to backtest or the plan has no target.
 pub fn backtest_grid(
@@ -199,7 +196,10 @@ pub fn backtest_grid(
     // The base plan as it stands, last (it parsed before the suggestion was made).
     let base_file: Option<PlanFile> = toml::from_str(base.1).ok();
     plans.extend(base_file.clone());
-    let mut results = backtest_all(&plans, world, &history, warm_up);
+    // Every plan's days are told apart in the suggested targets' time zones (a base target
+    // without a forecast has none of its own), so the base plan is scored on the same days.
+    let zones = time_zones(&file);
+    let mut results = backtest_all(&plans, world, &history, warm_up, &zones);
     let base_results = match base_file {
         Some(b) => {
             let measured = results.pop().unwrap_or_default();
@@ -211,7 +211,7 @@ pub fn backtest_grid(
                         .iter()
                         .position(|bt| bt.resource_id == t.resource_id)?;
                     Some((
-                        b.targets[k].forecast.is_some(),
+                        base_contents(&b.targets[k]),
                         measured.get(k).copied().flatten()?,
                     ))
                 })
@@ -231,13 +231,50 @@ pub fn backtest_grid(
     }))
 }
 
+/// "its peaks, its guard, no forecast": what the base plan gives a target, in the evidence. A
+/// `forecast_only` section claims nothing, so it reads as no forecast.
+fn base_contents(t: &TargetFile) -> String {
+    let part = |has: bool, what: &str| {
+        if has {
+            format!("its {what}")
+        } else {
+            format!("no {what}")
+        }
+    };
+    [
+        part(!t.peaks.is_empty(), "peaks"),
+        part(t.guard.is_some(), "guard"),
+        part(
+            t.forecast.as_ref().is_some_and(|f| f.is_active()),
+            "forecast",
+        ),
+    ]
+    .join(", ")
+}
+
+/// Each forecast target's time zone in `file`, by resource id.
+fn time_zones(file: &PlanFile) -> Vec<(String, chrono_tz::Tz)> {
+    let Ok(text) = toml::to_string(file) else {
+        return Vec::new();
+    };
+    let Ok(plan) = headroom_core::parse_plan("the suggested plan", &text) else {
+        return Vec::new();
+    };
+    plan.targets
+        .iter()
+        .filter_map(|t| Some((t.id.to_string(), t.forecast.as_ref()?.timezone)))
+        .collect()
+}
+
 /// `results[plan][target]`: what each plan did to each of its targets, the plans simulated in
-/// parallel, one thread per core, each thread taking every n-th plan.
+/// parallel, one thread per core, each thread taking every n-th plan. A plan whose simulation
+/// panics (a bug) is unmeasured; the others are not lost with it.
 fn backtest_all(
     plans: &[PlanFile],
     world: &World,
     history: &Trace,
     warm_up: usize,
+    zones: &[(String, chrono_tz::Tz)],
 ) -> Vec<Vec<Option<Backtest>>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut results: Vec<Vec<Option<Backtest>>> = vec![Vec::new(); plans.len()];
@@ -247,13 +284,16 @@ fn backtest_all(
                 scope.spawn(move || {
                     (k..plans.len())
                         .step_by(threads)
-                        .map(|i| (i, backtest(&plans[i], world, history, warm_up)))
+                        .filter_map(|i| {
+                            let run = || backtest(&plans[i], world, history, warm_up, zones);
+                            let measured = std::panic::catch_unwind(AssertUnwindSafe(run));
+                            Some((i, measured.ok()?))
+                        })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for h in handles {
-            // A panicking simulation is a bug; its settings stay unmeasured.
             for (i, r) in h.join().unwrap_or_default() {
                 results[i] = r;
             }
@@ -328,7 +368,7 @@ fn with_evidence(
 /// Each target's backtest under `file` over `history` after `warm_up` (the first rows, while the
 /// forecast has too little history to act, would make every setting look alike): one run over
 /// the whole history, its quarter hours after the warm-up scored, each kind of day (in the
-/// target's forecast time zone, else UTC) weighted by its share of a week
+/// time zone `zones` gives the target, else its forecast's, else UTC) weighted by its share of a week
 /// (`tune::week_weighted`). `None` where the world does not simulate the target (or the plan
 /// does not hold together with the world, which `simulate` reports).
 fn backtest(
@@ -336,6 +376,7 @@ fn backtest(
     world: &World,
     history: &Trace,
     warm_up: usize,
+    zones: &[(String, chrono_tz::Tz)],
 ) -> Vec<Option<Backtest>> {
     let none = || vec![None; file.targets.len()];
     let Ok(text) = toml::to_string(file) else {
@@ -362,8 +403,13 @@ fn backtest(
         .map(|t| {
             let id = t.id.to_string();
             let (tq, hq) = (quarters(&tt, &id)?, quarters(&hr, &id)?);
-            // A target without a forecast has no time zone of its own to judge days in.
-            let tz = t.forecast.as_ref().map_or(chrono_tz::UTC, |f| f.timezone);
+            // Days in the zone `zones` gives the target, else its forecast's, else UTC.
+            let tz = zones
+                .iter()
+                .find(|(z, _)| *z == id)
+                .map(|(_, tz)| *tz)
+                .or(t.forecast.as_ref().map(|f| f.timezone))
+                .unwrap_or(chrono_tz::UTC);
             let stretches: Vec<Stretch> = (first.max(0) as usize..tq.len().min(hq.len()))
                 .filter_map(|q| {
                     let at =
@@ -389,4 +435,44 @@ fn quarters<'a>(r: &'a StrategyResult, id: &str) -> Option<&'a [Quarter]> {
         .iter()
         .find(|t| t.target == id)
         .map(|t| t.quarters.as_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(sections: &str) -> TargetFile {
+        let text = format!(
+            "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\n\
+             max_capacity = 4\n{sections}"
+        );
+        let file: PlanFile = toml::from_str(&text).expect("plan");
+        file.targets[0].clone()
+    }
+
+    #[test]
+    fn the_base_plan_is_described_by_what_it_gives_the_target() {
+        assert_eq!(
+            base_contents(&target("")),
+            "no peaks, no guard, no forecast"
+        );
+        let peak = "[[target.peak]]\nname = \"p\"\ncron = \"0 9 * * MON-FRI\"\nduration = \"1h\"\nfloor = 2\n";
+        let guard = "[target.guard]\nalarms = [\"burst\"]\n";
+        assert_eq!(
+            base_contents(&target(&format!("{peak}{guard}"))),
+            "its peaks, its guard, no forecast"
+        );
+        // A forecast that only records claims nothing: no forecast, as the backtest sees it.
+        let recorded =
+            "[target.forecast]\nmode = \"forecast_only\"\ninvocations_per_instance = 3.0\n";
+        assert_eq!(
+            base_contents(&target(recorded)),
+            "no peaks, no guard, no forecast"
+        );
+        let active = "[target.forecast]\ninvocations_per_instance = 3.0\n";
+        assert_eq!(
+            base_contents(&target(active)),
+            "no peaks, no guard, its forecast"
+        );
+    }
 }
