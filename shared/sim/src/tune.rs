@@ -5,8 +5,6 @@
 //! cost. Only the history is simulated: the walk-forward rule of the suggestion holds for its
 //! tuning too.
 
-use std::panic::AssertUnwindSafe;
-
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::profile::DayKind;
 use headroom_core::plan::file::TargetFile;
@@ -196,8 +194,9 @@ pub fn backtest_grid(
     // The base plan as it stands, last (it parsed before the suggestion was made).
     let base_file: Option<PlanFile> = toml::from_str(base.1).ok();
     plans.extend(base_file.clone());
-    // Every plan's days are told apart in the suggested targets' time zones (a base target
-    // without a forecast has none of its own), so the base plan is scored on the same days.
+    // Every plan's days are told apart in the suggested targets' forecast time zones (a base
+    // target without a forecast has no forecast zone), so the base plan is scored on the same
+    // days as the settings.
     let zones = time_zones(&file);
     let mut results = backtest_all(&plans, world, &history, warm_up, &zones);
     let base_results = match base_file {
@@ -267,8 +266,7 @@ fn time_zones(file: &PlanFile) -> Vec<(String, chrono_tz::Tz)> {
 }
 
 /// `results[plan][target]`: what each plan did to each of its targets, the plans simulated in
-/// parallel, one thread per core, each thread taking every n-th plan. A plan whose simulation
-/// panics (a bug) is unmeasured; the others are not lost with it.
+/// parallel, one thread per core, each thread taking every n-th plan.
 fn backtest_all(
     plans: &[PlanFile],
     world: &World,
@@ -284,16 +282,14 @@ fn backtest_all(
                 scope.spawn(move || {
                     (k..plans.len())
                         .step_by(threads)
-                        .filter_map(|i| {
-                            let run = || backtest(&plans[i], world, history, warm_up, zones);
-                            let measured = std::panic::catch_unwind(AssertUnwindSafe(run));
-                            Some((i, measured.ok()?))
-                        })
+                        .map(|i| (i, backtest(&plans[i], world, history, warm_up, zones)))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for h in handles {
+            // A panicking simulation is a bug: a release build aborts on it; elsewhere its
+            // thread's plans stay unmeasured.
             for (i, r) in h.join().unwrap_or_default() {
                 results[i] = r;
             }
