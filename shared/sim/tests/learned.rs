@@ -401,3 +401,45 @@ fn the_evidence_prices_the_base_plan_as_it_stands_beside_the_suggestion() {
         "the same plan backtests the same:\n{again}"
     );
 }
+
+#[test]
+fn a_forecast_only_base_keeps_its_mode_and_tunes_only_the_guards_hold() {
+    use headroom_core::plan::forecast::ForecastMode;
+    use headroom_sim::scenario::{DEFAULT_PLAN, DEFAULT_TRACE, DEFAULT_WORLD};
+    let trace = Trace::parse("default trace", DEFAULT_TRACE).expect("trace");
+    let world = World::parse("default world", DEFAULT_WORLD).expect("world");
+    // GIVEN the default plan, its forecast recorded only
+    let base = format!(
+        "{DEFAULT_PLAN}\n[target.forecast]\nmode = \"forecast_only\"\ninvocations_per_instance = 450.0\n"
+    );
+    let plan = headroom_sim::suggest::suggest_plan_within(
+        ("base", &base),
+        &trace,
+        &world,
+        None,
+        Some(1.15),
+    )
+    .expect("suggestion");
+    // THEN the suggestion keeps the mode, tunes the guard's hold (shorter than the written
+    // 1h30m on this week) and leaves the forecast's knobs, which did not act, as written
+    let parsed = headroom_core::parse_plan("suggested", &plan).expect("valid");
+    let target = &parsed.targets[0];
+    assert_eq!(
+        target.forecast.as_ref().map(|f| f.mode),
+        Some(ForecastMode::ForecastOnly),
+        "{plan}"
+    );
+    let hold = target.guard.as_ref().map(|g| g.hold);
+    assert!(hold < Some(headroom_core::Span::minutes(90)), "{plan}");
+    let body: Vec<&str> = plan.lines().filter(|l| !l.starts_with('#')).collect();
+    for knob in ["quantile", "max_margin", "resolution", "margin_quantile"] {
+        assert!(
+            !body.iter().any(|l| l.starts_with(&format!("{knob} ="))),
+            "{knob} was not measured:\n{plan}"
+        );
+    }
+    assert!(
+        plan.contains("the forecast stays forecast_only, as the base plan has it"),
+        "{plan}"
+    );
+}
