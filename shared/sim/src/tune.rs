@@ -83,17 +83,7 @@ pub fn tuned(
             continue;
         };
         let (k, chosen) = measured[choice.index];
-        // A forecast-only section claims nothing, so its knobs did not act in the backtest:
-        // only the hold was measured, and the forecast's are left as written.
-        let recorded_only = target.forecast.as_ref().is_some_and(|f| !f.is_active());
-        let knobs = if recorded_only {
-            Knobs {
-                hold: settings[k].hold,
-                ..Knobs::AS_WRITTEN
-            }
-        } else {
-            settings[k]
-        };
+        let knobs = settings[k].acting_on(target);
         let as_written = measured
             .iter()
             .find(|(k, _)| *k == 0)
@@ -124,9 +114,16 @@ pub fn tuned(
             knobs.describe(target),
             chosen.describe()
         ));
-        if recorded_only {
+        if target.forecast.as_ref().is_some_and(|f| !f.is_active()) {
+            let tuned = if target.guard.is_some() {
+                "only the guard's hold was tuned"
+            } else {
+                "nothing was tuned"
+            };
             lines.push(format!(
-                "  {}: the forecast stays forecast_only, as the base plan has it: it claims                  nothing, so only the guard's hold was tuned; to tune the forecast, set its mode                  to \"active\" in the base plan and suggest again",
+                "  {}: the forecast stays forecast_only, as the base plan has it: it claims \
+                 nothing, so {tuned}; to tune the forecast, set its mode to \"active\" in the \
+                 base plan and suggest again",
                 target.resource_id
             ));
         }

@@ -430,7 +430,10 @@ fn a_forecast_only_base_keeps_its_mode_and_tunes_only_the_guards_hold() {
         "{plan}"
     );
     let hold = target.guard.as_ref().map(|g| g.hold);
-    assert!(hold < Some(headroom_core::Span::minutes(90)), "{plan}");
+    assert!(
+        hold.is_some_and(|h| h < headroom_core::Span::minutes(90)),
+        "{plan}"
+    );
     let body: Vec<&str> = plan.lines().filter(|l| !l.starts_with('#')).collect();
     for knob in ["quantile", "max_margin", "resolution", "margin_quantile"] {
         assert!(
@@ -439,7 +442,14 @@ fn a_forecast_only_base_keeps_its_mode_and_tunes_only_the_guards_hold() {
         );
     }
     assert!(
-        plan.contains("the forecast stays forecast_only, as the base plan has it"),
+        plan.contains(
+            "the forecast stays forecast_only, as the base plan has it: it claims nothing, so \
+             only the guard's hold was tuned"
+        ),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(": kept: forecast_only, guard hold "),
         "{plan}"
     );
 }

@@ -90,6 +90,8 @@
 //!   1.133x; -56.1 % to -59.3 % at 1.099x to 1.128x; -55.1 % to -56.0 % at 1.139x to 1.119x)
 //!   and left the rest as they were. A minute-level quantile of 0.05 beside it changed one
 //!   trace, for the worse, and was left out;
+//! - a `forecast_only` forecast keeps its mode (the operator's decision to switch) and claims
+//!   nothing, so of each setting only the guard's hold acts on it ([`Knobs::acting_on`]);
 //! - the guard's `hold`: as written, or 15m or 5m when shorter than written, which then keeps the
 //!   written hold as `hold_without_forecast` for the days before the forecast stands (the short
 //!   hold counts on the forecast's floor: on the held-out load-balancer-like traces this took
@@ -197,12 +199,33 @@ impl Knobs {
         {
             r.push_str(&format!(", margin_quantile {mq}"));
         }
+        // A forecast that only records has no knob that acts (`acting_on`): it is named as such.
+        let forecast = if f.is_some_and(|f| !f.is_active()) {
+            "forecast_only".to_owned()
+        } else {
+            format!("quantile {q}, max_margin {m}{r}")
+        };
         match t.guard.as_ref() {
             Some(g) => format!(
-                "quantile {q}, max_margin {m}{r}, guard hold {}",
+                "{forecast}, guard hold {}",
                 g.hold.unwrap_or(crate::plan::DEFAULT_GUARD_HOLD)
             ),
-            None => format!("quantile {q}, max_margin {m}{r}"),
+            None => forecast,
+        }
+    }
+
+    /// The knobs of these that act on `target`: a forecast that only records claims nothing,
+    /// so its quantile, margins and resolution stay as written and only the guard's hold is
+    /// kept (settings that differ in the rest backtest alike, and the first of them would
+    /// otherwise be printed as if measured).
+    pub fn acting_on(&self, target: &TargetFile) -> Knobs {
+        if target.forecast.as_ref().is_some_and(|f| !f.is_active()) {
+            Knobs {
+                hold: self.hold,
+                ..Knobs::AS_WRITTEN
+            }
+        } else {
+            *self
         }
     }
 
@@ -609,6 +632,35 @@ mod tests {
         ))
         .expect("plan");
         file.targets[0].clone()
+    }
+
+    #[test]
+    fn a_forecast_that_only_records_takes_only_the_guards_hold() {
+        let k = Knobs {
+            quantile: Some(0.3),
+            max_margin: Some(1.6),
+            hold: Some(Span::minutes(5)),
+            resolution: Some(Span::minutes(1)),
+            margin_quantile: Some(0.9),
+        };
+        let recorded = target(
+            "[target.guard]\nalarms = [\"a\"]\nhold = \"30m\"\n[target.forecast]\n\
+             invocations_per_instance = 3.0\nmode = \"forecast_only\"\n",
+        );
+        assert_eq!(
+            k.acting_on(&recorded),
+            Knobs {
+                hold: Some(Span::minutes(5)),
+                ..Knobs::AS_WRITTEN
+            }
+        );
+        assert_eq!(
+            k.acting_on(&recorded).describe(&recorded),
+            "forecast_only, guard hold 5m"
+        );
+        // An active forecast (the default mode) takes every knob.
+        let active = target("[target.forecast]\ninvocations_per_instance = 3.0\n");
+        assert_eq!(k.acting_on(&active), k);
     }
 
     #[test]
