@@ -7,13 +7,12 @@
 
 use chrono::{DateTime, Utc};
 use headroom_core::forecast::profile::DayKind;
-use headroom_core::plan::file::TargetFile;
 use headroom_core::plan::forecast::DEFAULT_MIN_HISTORY;
 use headroom_core::plan::PlanFile;
 use headroom_core::suggest::plan::{instant, SuggestError};
 use headroom_core::suggest::tune::{
-    backtest_ceiling, choose, grid, week_weighted, Backtest, Knobs, Stretch, BACKTEST_COST_ERROR,
-    MIN_BACKTEST, WEEK_WEIGHTING,
+    backtest_ceiling, choose, describe_base, grid, week_weighted, Backtest, Knobs, Stretch,
+    BACKTEST_COST_ERROR, MIN_BACKTEST, WEEK_WEIGHTING,
 };
 use headroom_core::Span;
 
@@ -146,7 +145,7 @@ pub struct Grid {
     /// `results[setting][target]`.
     pub results: Vec<Vec<Option<Backtest>>>,
     /// The base plan's own backtest, per target of [`Grid::file`] (what the base plan gives the
-    /// target, as `base_contents` says it, and what it measured): beside the suggestion in the
+    /// target, as `describe_base` says it, and what it measured): beside the suggestion in the
     /// evidence, so that an operator sees what adopting it changes. Not a candidate: a week's
     /// backtest favours what does not learn over a forecast that improves with history
     /// (`headroom_core::suggest::tune`'s module doc, "Left out as well").
@@ -223,7 +222,7 @@ pub fn backtest_grid(
                         .iter()
                         .position(|bt| bt.resource_id == t.resource_id)?;
                     Some((
-                        base_contents(&b.targets[k]),
+                        describe_base(&b.targets[k]),
                         measured.get(k).copied().flatten()?,
                     ))
                 })
@@ -241,27 +240,6 @@ pub fn backtest_grid(
         warm_up,
         interval_secs: history.interval_secs,
     }))
-}
-
-/// "its peaks, its guard, no forecast": what the base plan gives a target, in the evidence. A
-/// `forecast_only` section claims nothing, so it reads as no forecast.
-fn base_contents(t: &TargetFile) -> String {
-    let part = |has: bool, what: &str| {
-        if has {
-            format!("its {what}")
-        } else {
-            format!("no {what}")
-        }
-    };
-    [
-        part(!t.peaks.is_empty(), "peaks"),
-        part(t.guard.is_some(), "guard"),
-        part(
-            t.forecast.as_ref().is_some_and(|f| f.is_active()),
-            "forecast",
-        ),
-    ]
-    .join(", ")
 }
 
 /// Each forecast target's time zone in `file`, by resource id.
@@ -376,9 +354,9 @@ fn with_evidence(
 
 /// Each target's backtest under `file` over `history` after `warm_up` (the first rows, while the
 /// forecast has too little history to act, would make every setting look alike): one run over
-/// the whole history, its quarter hours after the warm-up scored, each kind of day (in the
-/// time zone `zones` gives the target, else its forecast's, else UTC) weighted by its share of a week
-/// (`tune::week_weighted`). `None` where the world does not simulate the target (or the plan
+/// the whole history, its quarter hours after the warm-up scored, each kind of day (in the time
+/// zone `zones` gives the target, else its forecast's, else UTC) weighted by its share of a
+/// week (`tune::week_weighted`). `None` where the world does not simulate the target (or the plan
 /// does not hold together with the world, which `simulate` reports).
 fn backtest(
     file: &PlanFile,
@@ -444,44 +422,4 @@ fn quarters<'a>(r: &'a StrategyResult, id: &str) -> Option<&'a [Quarter]> {
         .iter()
         .find(|t| t.target == id)
         .map(|t| t.quarters.as_slice())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn target(sections: &str) -> TargetFile {
-        let text = format!(
-            "version = 1\n[[target]]\nresource_id = \"endpoint/e/variant/v\"\nmin_capacity = 1\n\
-             max_capacity = 4\n{sections}"
-        );
-        let file: PlanFile = toml::from_str(&text).expect("plan");
-        file.targets[0].clone()
-    }
-
-    #[test]
-    fn the_base_plan_is_described_by_what_it_gives_the_target() {
-        assert_eq!(
-            base_contents(&target("")),
-            "no peaks, no guard, no forecast"
-        );
-        let peak = "[[target.peak]]\nname = \"p\"\ncron = \"0 9 * * MON-FRI\"\nduration = \"1h\"\nfloor = 2\n";
-        let guard = "[target.guard]\nalarms = [\"burst\"]\n";
-        assert_eq!(
-            base_contents(&target(&format!("{peak}{guard}"))),
-            "its peaks, its guard, no forecast"
-        );
-        // A forecast that only records claims nothing: no forecast, as the backtest sees it.
-        let recorded =
-            "[target.forecast]\nmode = \"forecast_only\"\ninvocations_per_instance = 3.0\n";
-        assert_eq!(
-            base_contents(&target(recorded)),
-            "no peaks, no guard, no forecast"
-        );
-        let active = "[target.forecast]\ninvocations_per_instance = 3.0\n";
-        assert_eq!(
-            base_contents(&target(active)),
-            "no peaks, no guard, its forecast"
-        );
-    }
 }

@@ -262,6 +262,28 @@ impl Knobs {
     }
 }
 
+/// "its peaks, its guard, no forecast": what a base plan gives a target, as the tuning
+/// evidence names it beside the plan's own backtest. A `forecast_only` section claims nothing,
+/// so it reads as no forecast.
+pub fn describe_base(t: &TargetFile) -> String {
+    let part = |has: bool, what: &str| {
+        if has {
+            format!("its {what}")
+        } else {
+            format!("no {what}")
+        }
+    };
+    [
+        part(!t.peaks.is_empty(), "peaks"),
+        part(t.guard.is_some(), "guard"),
+        part(
+            t.forecast.as_ref().is_some_and(|f| f.is_active()),
+            "forecast",
+        ),
+    ]
+    .join(", ")
+}
+
 /// Every setting tried over a history at `history_period`: the as-written plan first. A
 /// history finer than the forecast's default resolution also tries single-minute slot peaks
 /// (at the default resolution or coarser, a 1m resolution would read the same peaks again).
@@ -632,6 +654,32 @@ mod tests {
         ))
         .expect("plan");
         file.targets[0].clone()
+    }
+
+    #[test]
+    fn the_base_plan_is_described_by_what_it_gives_the_target() {
+        assert_eq!(
+            describe_base(&target("")),
+            "no peaks, no guard, no forecast"
+        );
+        let peak = "[[target.peak]]\nname = \"p\"\ncron = \"0 9 * * MON-FRI\"\nduration = \"1h\"\nfloor = 2\n";
+        let guard = "[target.guard]\nalarms = [\"burst\"]\n";
+        assert_eq!(
+            describe_base(&target(&format!("{peak}{guard}"))),
+            "its peaks, its guard, no forecast"
+        );
+        // A forecast that only records claims nothing: no forecast, as the backtest sees it.
+        let recorded =
+            "[target.forecast]\nmode = \"forecast_only\"\ninvocations_per_instance = 3.0\n";
+        assert_eq!(
+            describe_base(&target(recorded)),
+            "no peaks, no guard, no forecast"
+        );
+        let active = "[target.forecast]\ninvocations_per_instance = 3.0\n";
+        assert_eq!(
+            describe_base(&target(active)),
+            "no peaks, no guard, its forecast"
+        );
     }
 
     #[test]
