@@ -362,15 +362,19 @@ fn figures(clause: &str) -> Option<&str> {
     clause.split("): ").nth(1)
 }
 
-#[test]
-fn the_evidence_prices_the_base_plan_as_it_stands_beside_the_suggestion() {
-    use headroom_sim::scenario::{DEFAULT_PLAN, DEFAULT_TRACE, DEFAULT_WORLD};
+/// `base`'s suggestion from the default scenario's week of one-minute demand, tuned to `budget`.
+fn suggest_on_default_week(base: &str, budget: Option<f64>) -> String {
+    use headroom_sim::scenario::{DEFAULT_TRACE, DEFAULT_WORLD};
     let trace = Trace::parse("default trace", DEFAULT_TRACE).expect("trace");
     let world = World::parse("default world", DEFAULT_WORLD).expect("world");
-    let suggest = |base: &str, budget| {
-        headroom_sim::suggest::suggest_plan_within(("base", base), &trace, &world, None, budget)
-            .expect("suggestion")
-    };
+    headroom_sim::suggest::suggest_plan_within(("base", base), &trace, &world, None, budget)
+        .expect("suggestion")
+}
+
+#[test]
+fn the_evidence_prices_the_base_plan_as_it_stands_beside_the_suggestion() {
+    use headroom_sim::scenario::DEFAULT_PLAN;
+    let suggest = suggest_on_default_week;
     // GIVEN the default plan, which has peaks and a guard but no forecast: its own backtest is
     // not the "as written" setting's (the suggested peaks and a default forecast)
     let tuned = suggest(DEFAULT_PLAN, Some(1.15));
@@ -405,21 +409,12 @@ fn the_evidence_prices_the_base_plan_as_it_stands_beside_the_suggestion() {
 #[test]
 fn a_forecast_only_base_keeps_its_mode_and_tunes_only_the_guards_hold() {
     use headroom_core::plan::forecast::ForecastMode;
-    use headroom_sim::scenario::{DEFAULT_PLAN, DEFAULT_TRACE, DEFAULT_WORLD};
-    let trace = Trace::parse("default trace", DEFAULT_TRACE).expect("trace");
-    let world = World::parse("default world", DEFAULT_WORLD).expect("world");
+    use headroom_sim::scenario::DEFAULT_PLAN;
     // GIVEN the default plan, its forecast recorded only
     let base = format!(
         "{DEFAULT_PLAN}\n[target.forecast]\nmode = \"forecast_only\"\ninvocations_per_instance = 450.0\n"
     );
-    let plan = headroom_sim::suggest::suggest_plan_within(
-        ("base", &base),
-        &trace,
-        &world,
-        None,
-        Some(1.15),
-    )
-    .expect("suggestion");
+    let plan = suggest_on_default_week(&base, Some(1.15));
     // THEN the suggestion keeps the mode, tunes the guard's hold (shorter than the written
     // 1h30m on this week) and leaves the forecast's knobs, which did not act, as written
     let parsed = headroom_core::parse_plan("suggested", &plan).expect("valid");
