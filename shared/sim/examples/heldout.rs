@@ -1,4 +1,4 @@
-//! A held-out check for the learning rules: writes thirteen synthetic scenarios that no rule was
+//! A held-out check for the learning rules: writes seventeen synthetic scenarios that no rule was
 //! tuned on, each as an operator would set it up from the trace's first week, for the
 //! learned-plan benchmark to run:
 //!
@@ -27,6 +27,10 @@
 //!   fifth to a quarter of the traffic (about 50 requests a minute, two or three instances):
 //!   there one instance more is half as many again, every floor moves in large steps, and the
 //!   Poisson noise of a minute is a larger share of it.
+//! - `drift-growth`, `drift-decline`, `drift-launch`, `drift-shift`: calm web-like traffic that
+//!   moves away from the first week the plan is suggested from: doubling over the 27 days,
+//!   halving, a step from 60 % to the full level after week one, and the daily rhythm two hours
+//!   later from day 10. The forecast learns from recent days; these show how fast it follows.
 //!
 //! Beside each, `yardstick.toml`: the naive seasonal floor on the same target, for
 //! `headroom simulate --plan DIR/NAME/yardstick.toml --trace DIR/NAME/trace.csv`.
@@ -53,20 +57,55 @@ const INVOCATIONS_PER_INSTANCE: f64 = 24.0;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).ok_or("usage: heldout DIR")?;
     let start = Utc.with_ymd_and_hms(2026, 1, 5, 0, 0, 0).unwrap(); // a Monday
-    let scenarios: [(&str, Rows); 13] = [
-        ("web1", web(start, 101, 300.0, &BUSY)),
-        ("web2", web(start, 202, 450.0, &BUSY)),
-        ("web3", web(start, 303, 200.0, &BUSY)),
-        ("web4", web(start, 404, 600.0, &BUSY)),
-        ("calm1", web(start, 707, 300.0, &CALM)),
-        ("calm2", web(start, 808, 450.0, &CALM)),
+    let steady = Drift::None;
+    let scenarios: [(&str, Rows); 17] = [
+        ("web1", web(start, 101, 300.0, &BUSY, steady)),
+        ("web2", web(start, 202, 450.0, &BUSY, steady)),
+        ("web3", web(start, 303, 200.0, &BUSY, steady)),
+        ("web4", web(start, 404, 600.0, &BUSY, steady)),
+        ("calm1", web(start, 707, 300.0, &CALM, steady)),
+        ("calm2", web(start, 808, 450.0, &CALM, steady)),
         ("lb1", load_balancer(start, 505, 180.0, &BURSTY)),
         ("lb2", load_balancer(start, 606, 300.0, &BURSTY)),
         ("lb3", load_balancer(start, 909, 240.0, &CHOPPY)),
         ("lb4", load_balancer(start, 1010, 400.0, &CHOPPY)),
-        ("calm-low", web(start, 717, 90.0, &CALM)),
-        ("web-low", web(start, 111, 90.0, &BUSY)),
+        ("calm-low", web(start, 717, 90.0, &CALM, steady)),
+        ("web-low", web(start, 111, 90.0, &BUSY, steady)),
         ("lb-low", load_balancer(start, 919, 60.0, &CHOPPY)),
+        (
+            "drift-growth",
+            web(start, 1111, 250.0, &CALM, Drift::Growth(2.0)),
+        ),
+        (
+            "drift-decline",
+            web(start, 1212, 450.0, &CALM, Drift::Growth(0.5)),
+        ),
+        (
+            "drift-launch",
+            web(
+                start,
+                1313,
+                300.0,
+                &CALM,
+                Drift::Step {
+                    day: 7,
+                    before: 0.6,
+                },
+            ),
+        ),
+        (
+            "drift-shift",
+            web(
+                start,
+                1414,
+                300.0,
+                &CALM,
+                Drift::Later {
+                    day: 10,
+                    hours: 2.0,
+                },
+            ),
+        ),
     ];
     for (name, rows) in scenarios {
         let out = Path::new(&dir).join(name);
@@ -154,8 +193,42 @@ const CALM: Surges = Surges {
     evening_bursts: false,
 };
 
-/// Web-like: 27 days of requests a minute, peaking near `peak` on a weekday.
-fn web(start: DateTime<Utc>, seed: u64, peak: f64, surges: &Surges) -> Rows {
+/// How a web-like trace's traffic moves away from its first week, for the `drift-*` scenarios:
+/// the forecast learns from the first week's days and must follow what comes after.
+#[derive(Clone, Copy)]
+enum Drift {
+    None,
+    /// The level grows (or shrinks) steadily to this factor of the first day's by the last day.
+    Growth(f64),
+    /// The level is `before` of its later value until `day` (a launch after week one).
+    Step {
+        day: usize,
+        before: f64,
+    },
+    /// From `day` on, the daily rhythm comes `hours` later (users in another time zone).
+    Later {
+        day: usize,
+        hours: f64,
+    },
+}
+
+impl Drift {
+    /// The level factor and the rhythm's extra phase (hours) on `day` of `days`, at `fraction`
+    /// (0-1) of the way through the run.
+    fn at(self, day: usize, fraction: f64) -> (f64, f64) {
+        match self {
+            Drift::None => (1.0, 0.0),
+            Drift::Growth(factor) => (factor.powf(fraction), 0.0),
+            Drift::Step { day: from, before } => (if day < from { before } else { 1.0 }, 0.0),
+            Drift::Later { day: from, hours } => (1.0, if day < from { 0.0 } else { hours }),
+        }
+    }
+}
+
+/// Web-like: 27 days of requests a minute, peaking near `peak` on a weekday, drifting from its
+/// first week as `drift` says (no draw of the generator depends on it, so a drift changes only
+/// the level and the phase of the same trace).
+fn web(start: DateTime<Utc>, seed: u64, peak: f64, surges: &Surges, drift: Drift) -> Rows {
     const DAYS: usize = 27;
     let mut rng = SmallRng::seed_from_u64(seed);
     let phase = rng.random_range(-1.5..1.5);
@@ -186,9 +259,11 @@ fn web(start: DateTime<Utc>, seed: u64, peak: f64, surges: &Surges) -> Rows {
             let t = start + Duration::minutes(i as i64);
             noise = 0.9 * noise + 0.06 * gauss(&mut rng);
             let hour = f64::from(t.hour()) + f64::from(t.minute()) / 60.0;
+            let (drift_level, later) = drift.at(i / 1440, i as f64 / (DAYS * 1440) as f64);
             let mean = peak
+                * drift_level
                 * level[i / 1440]
-                * daily_shape(hour, phase, is_weekend(t))
+                * daily_shape(hour, phase + later, is_weekend(t))
                 * noise.exp()
                 * mult[i];
             (t, poisson(&mut rng, mean))
