@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use headroom_core::decide::decide;
-use headroom_core::forecast::shift::LevelShift;
 use headroom_core::forecast::window_score::WindowScore;
 use headroom_core::ids::Dimension;
 use headroom_core::lead_time::lead_time;
@@ -224,13 +223,10 @@ fn row_text(row: &Value) -> String {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "  forecast:  floor now {}{mode}, margin x{:.2}{}{}, {} day(s) of history, refreshed {}; next {}",
+                    "  forecast:  floor now {}{mode}, margin x{:.2}{}, {} day(s) of history, refreshed {}; next {}",
                     f["floor_now"].as_u64().map_or("none".to_owned(), |n| n.to_string()),
                     f["margin"].as_f64().unwrap_or(1.0),
                     headroom_core::forecast::level::level_note(f["level"].as_f64().unwrap_or(1.0)),
-                    LevelShift::note_of(
-                        serde_json::from_value::<LevelShift>(f["shift"].clone()).ok().as_ref()
-                    ),
                     f["history_days"],
                     secs(&f["computed_at"]),
                     next.join(", ")

@@ -195,59 +195,6 @@ fn a_day_running_above_its_estimate_raises_the_rest_of_today_and_not_tomorrow() 
 }
 
 #[test]
-fn a_lasting_step_up_scales_the_days_before_it_and_the_reason_says_so() {
-    // GIVEN a first week at the usual level, then from Monday 2026-03-09 traffic at 1.6 times
-    // it, four weekdays so far, and a forecast at a low quantile (no margin)
-    let plan = plan("quantile = 0.1\nmax_margin = 1.0");
-    let policy = plan.targets[0].forecast.clone().expect("forecast");
-    let mut h = history(12);
-    for v in h.values.iter_mut().skip(7 * 288) {
-        *v *= 1.6;
-    }
-    // WHEN the forecast is refreshed on the Friday at 09:00
-    let f = build_forecast(
-        &policy,
-        &h,
-        Span::minutes(15),
-        at("2026-03-13T09:00:00Z"),
-        None,
-    );
-    // THEN the four days agree on a new level, and the weekdays before it are scaled to it:
-    // the 10:00 slot asks for 600 x 1.6 / 30 = 32 instances. Without the shift the low
-    // quantile reads the first week (600), today's level lifts it by a fifth at most, and it
-    // asked for 24.
-    let shift = f.shift.expect("a level shift");
-    assert_eq!(shift.since.to_string(), "2026-03-09");
-    assert!((shift.factor - 1.6).abs() < 1e-3, "{shift:?}");
-    assert_eq!(
-        f.slot_at(at("2026-03-13T10:00:00Z")).expect("slot").floor,
-        32
-    );
-    assert_eq!(f.margin, 1.0);
-
-    // AND the claim's reason names it
-    let state = headroom_core::TargetState {
-        forecast: Some(std::sync::Arc::new(f)),
-        ..Default::default()
-    };
-    let d = decide(
-        &plan.targets[0],
-        None,
-        &state,
-        Span::minutes(15),
-        at("2026-03-13T09:50:00Z"),
-    );
-    assert_eq!(d.winner, Some(ClaimSource::Forecast));
-    assert!(
-        d.reasons
-            .iter()
-            .any(|r| r.contains("level since 2026-03-09 x1.60")),
-        "{:?}",
-        d.reasons
-    );
-}
-
-#[test]
 fn a_first_weekend_borrowing_the_weekdays_is_levelled_down_to_what_it_shows() {
     // GIVEN five weekdays at 60/min (600 from 09:00 to 11:00) and a Saturday at a fifth of that
     let plan = plan("");

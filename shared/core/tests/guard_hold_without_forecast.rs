@@ -42,7 +42,6 @@ fn forecast(from: Option<&str>) -> Arc<ForecastState> {
     Arc::new(ForecastState {
         computed_at: at("08:00"),
         slot_secs: 600,
-        shift: None,
         history_days: if slots.is_empty() { 1 } else { 3 },
         unavailable: slots
             .is_empty()

@@ -283,7 +283,7 @@ fn the_shipped_learned_plans_do_what_the_readme_says_and_cut_news_bursts_by_60_p
         // instance-hours (AAPL was at -58 % before the forecast learned today's level). This is
         // the goal itself, and AAPL meets the cut by a few points only: a change that fails it
         // moves the learned table, whose `learned` example says by how much. AAPL's cost, at
-        // 1.145x, is within the budget because the tuner keeps clear of the backtest's own error
+        // 1.146x, is within the budget because the tuner keeps clear of the backtest's own error
         // (`BACKTEST_COST_ERROR`): without it, it kept a 15-minute hold that the first week
         // priced at 1.14x and the whole trace at 1.174x.
         assert!(

@@ -13,7 +13,6 @@ use crate::forecast::level::{
 use crate::forecast::profile::{slot_of, weighted_quantile, Day, Profile};
 use crate::forecast::score::score_previous;
 use crate::forecast::series::DemandSeries;
-use crate::forecast::shift::level_shift;
 use crate::forecast::state::{ForecastSlot, ForecastState, RefreshFailed};
 use crate::plan::ForecastPolicy;
 
@@ -44,17 +43,13 @@ pub fn forecast_with_hindcast(
 ) -> (ForecastState, Option<Hindcast>) {
     let series = past_only(&series.coarsen(policy.resolution.as_secs()), now);
     let slot_secs = policy.slot.as_secs();
-    let mut profile = Profile::build(&series, policy.timezone, slot_secs);
-    let (today, now_slot) = slot_of(policy.timezone, slot_secs, now);
-    let shift = level_shift(&profile, today);
-    if let Some(shift) = shift {
-        profile.scale_before(shift.since, shift.factor);
-    }
+    let profile = Profile::build(&series, policy.timezone, slot_secs);
     let history_days = profile.days.len() as u32;
     let mut score = previous.map(|p| p.score.clone()).unwrap_or_default();
     if let Some(p) = previous {
         score_previous(&mut score, p, &series, policy.invocations_per_instance);
     }
+    let (today, now_slot) = slot_of(policy.timezone, slot_secs, now);
     let Some((_, same_kind)) = profile.reference_days(today, policy.min_days()) else {
         let state = ForecastState {
             computed_at: now,
@@ -63,7 +58,6 @@ pub fn forecast_with_hindcast(
             unscored: Vec::new(),
             margin: 1.0,
             level: 1.0,
-            shift: None,
             history_days,
             same_kind: false,
             unavailable: Some(format!(
@@ -101,7 +95,6 @@ pub fn forecast_with_hindcast(
         unscored: unscored_before(previous, slot_secs, series.end(), now),
         margin,
         level: level.factor,
-        shift,
         history_days,
         same_kind,
         unavailable: None,
@@ -276,12 +269,7 @@ impl Hindcast {
             .take(BACKTEST_DAYS + 1)
             .filter_map(|day| {
                 let (refs, same_kind) = profile.days_around(day.date, policy.min_days())?;
-                // At the judged day's own level: the other days' peaks come scaled to the
-                // level since a shift (`shift.rs`), and the judged day's own scale undoes that.
-                let mut raw = estimates_with(&mut samples, &refs, policy, day.peaks.len());
-                for est in raw.iter_mut().flatten() {
-                    *est /= day.scale;
-                }
+                let raw = estimates_with(&mut samples, &refs, policy, day.peaks.len());
                 let estimates = (0..raw.len())
                     .map(|slot| {
                         let level = match slot.checked_sub(gap) {
@@ -415,7 +403,6 @@ pub fn with_refresh_failed(
         unscored: Vec::new(),
         margin: 1.0,
         level: 1.0,
-        shift: None,
         history_days: 0,
         same_kind: false,
         // The failure itself (error, code) is `refresh_failed`, shown beside this.

@@ -8,7 +8,6 @@ use chrono::{DateTime, Utc};
 use crate::claim::{Claim, ClaimSource};
 use crate::duration::Span;
 use crate::forecast::level::level_note;
-use crate::forecast::shift::LevelShift;
 use crate::forecast::state::ForecastState;
 use crate::plan::forecast::DemandKind;
 use crate::plan::{ForecastMode, ForecastPolicy};
@@ -61,14 +60,13 @@ pub fn would_claim(
     let end = slot.start + len;
     let reason = slot.reason.get_or((lead_time.as_secs(), demand), || {
         format!(
-            "forecast {:.0}{} for {} to {} (margin x{:.2}{}{}, {} days of history, lead time {lead_time})",
+            "forecast {:.0}{} for {} to {} (margin x{:.2}{}, {} days of history, lead time {lead_time})",
             slot.demand,
             demand.unit(),
             Minute(slot.start),
             Clock(end),
             state.margin,
             level_note(slot.level),
-            LevelShift::note_of(state.shift.as_ref()),
             state.history_days,
         )
     });
@@ -102,7 +100,6 @@ mod tests {
             unscored: Vec::new(),
             margin: 1.05,
             level: 1.0,
-            shift: None,
             history_days: 6,
             same_kind: true,
             unavailable: None,

@@ -6,10 +6,7 @@
 //! - `profile.rs`: the seasonal estimate (per slot of the day, per kind of day, robust and
 //!   recency-weighted).
 //! - `level.rs`: today's level, how far the day so far runs above or below its estimate.
-//! - `shift.rs`: a lasting change of level (the newest days all well above or below the days
-//!   before them): the days before are scaled to it.
-//! - `build.rs`: estimate (shifted) x level + a margin learned from the estimate's own errors
-//!   -> stored slots.
+//! - `build.rs`: estimate x level + a margin learned from the estimate's own errors -> stored slots.
 //! - `claims.rs`: the slots as a `forecast` claim.
 //! - `score.rs`: how past slots compared with the demand that came.
 //! - `schedule_review.rs`: whether each planned peak still matches the demand (daily verdicts).
@@ -27,7 +24,6 @@ pub mod profile;
 pub mod schedule_review;
 pub mod score;
 pub mod series;
-pub mod shift;
 pub mod state;
 pub mod summary;
 pub mod window_score;

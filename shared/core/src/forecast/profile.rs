@@ -63,9 +63,6 @@ pub struct Day {
     /// it looked like the other.
     pub kind: DayKind,
     pub peaks: Vec<f32>,
-    /// What the estimate multiplies this day's peaks by: 1, or a lasting change of level's
-    /// factor for a day before it (`shift.rs`, [`Profile::scale_before`]).
-    pub scale: f32,
 }
 
 /// The history cut into local days and slots.
@@ -176,7 +173,6 @@ impl Profile {
                         date,
                         kind: DayKind::of(date),
                         peaks: vec![f32::NAN; per_day],
-                        scale: 1.0,
                     });
                     last_day = day_number;
                 }
@@ -366,14 +362,6 @@ impl Profile {
         }
     }
 
-    /// Scales every day before `since` by `factor` for the estimates: a lasting change of level
-    /// (`shift.rs`).
-    pub fn scale_before(&mut self, since: NaiveDate, factor: f64) {
-        for day in self.days.iter_mut().filter(|d| d.date < since) {
-            day.scale = factor as f32;
-        }
-    }
-
     /// Days before `date` with history, none when fewer than `min_days`, else of `date`'s kind
     /// when at least [`MIN_SAME_KIND_DAYS`] of them exist, else of any kind; newest first.
     pub fn reference_days(&self, date: NaiveDate, min_days: usize) -> Option<(Vec<&Day>, bool)> {
@@ -408,7 +396,7 @@ impl Profile {
         let mut weight = 1.0;
         for d in days {
             if let Some(v) = d.peaks.get(slot).copied().filter(|v| v.is_finite()) {
-                samples.push((v * d.scale, weight));
+                samples.push((v, weight));
             }
             weight *= RECENCY_DECAY;
         }

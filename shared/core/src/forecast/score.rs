@@ -76,7 +76,6 @@ mod tests {
             unscored: Vec::new(),
             margin: 1.0,
             level: 1.0,
-            shift: None,
             history_days: 3,
             same_kind: true,
             unavailable: None,

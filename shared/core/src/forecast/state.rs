@@ -24,10 +24,6 @@ pub struct ForecastState {
     /// states stored before there was one.
     #[serde(default = "unit_level", skip_serializing_if = "is_unit_level")]
     pub level: f64,
-    /// A lasting change of level the refresh found (`shift.rs`): the days before it were scaled
-    /// to the level since. None in states stored before there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shift: Option<crate::forecast::shift::LevelShift>,
     /// Days of history the forecast read.
     pub history_days: u32,
     /// Whether the slots came from days of the same kind (weekday or weekend) only.

@@ -7,7 +7,6 @@ use serde::Serialize;
 use crate::duration::Span;
 use crate::forecast::claims::would_claim;
 use crate::forecast::schedule_review::PeakReview;
-use crate::forecast::shift::LevelShift;
 use crate::forecast::state::{ForecastScore, ForecastState, RefreshFailed};
 use crate::forecast::window_score::WindowScore;
 use crate::plan::{ForecastMode, ForecastPolicy};
@@ -24,9 +23,6 @@ pub struct ForecastSummary {
     /// The level the last refresh found for its day, which scaled that day's slots
     /// (`level.rs`).
     pub level: f64,
-    /// A lasting change of level the last refresh found (`shift.rs`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shift: Option<LevelShift>,
     pub history_days: u32,
     /// The floor the forecast claims now (forecast-only mode: would claim).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,7 +55,6 @@ pub fn summarize(
             unavailable: Some("not refreshed yet: the tick refreshes it within the hour".into()),
             margin: 1.0,
             level: 1.0,
-            shift: None,
             history_days: 0,
             floor_now: None,
             next: Vec::new(),
@@ -75,7 +70,6 @@ pub fn summarize(
         unavailable: f.unavailable.clone(),
         margin: f.margin,
         level: f.level,
-        shift: f.shift,
         history_days: f.history_days,
         floor_now: would_claim(f, policy.demand, lead_time, now).map(|c| c.floor),
         next: f

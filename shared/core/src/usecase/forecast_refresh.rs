@@ -221,11 +221,10 @@ async fn store_forecast<A: ScalingTargets, S: StateStore>(
         let note = match &next.unavailable {
             Some(why) => format!("no forecast: {why}"),
             None => format!(
-                "forecast refreshed: {} slots, margin x{:.2}{}{}, {} days of history{}",
+                "forecast refreshed: {} slots, margin x{:.2}{}, {} days of history{}",
                 next.slots.len(),
                 next.margin,
                 crate::forecast::level::level_note(next.level),
-                crate::forecast::shift::LevelShift::note_of(next.shift.as_ref()),
                 next.history_days,
                 if next.same_kind {
                     ""
