@@ -58,6 +58,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).ok_or("usage: heldout DIR")?;
     let start = Utc.with_ymd_and_hms(2026, 1, 5, 0, 0, 0).unwrap(); // a Monday
     let steady = Drift::None;
+    let (growth, decline) = (Drift::Growth(2.0), Drift::Growth(0.5));
+    let launch = Drift::Step {
+        day: 7,
+        before: 0.6,
+    };
+    let later = Drift::Later {
+        day: 10,
+        hours: 2.0,
+    };
     let scenarios: [(&str, Rows); 17] = [
         ("web1", web(start, 101, 300.0, &BUSY, steady)),
         ("web2", web(start, 202, 450.0, &BUSY, steady)),
@@ -72,40 +81,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("calm-low", web(start, 717, 90.0, &CALM, steady)),
         ("web-low", web(start, 111, 90.0, &BUSY, steady)),
         ("lb-low", load_balancer(start, 919, 60.0, &CHOPPY)),
-        (
-            "drift-growth",
-            web(start, 1111, 250.0, &CALM, Drift::Growth(2.0)),
-        ),
-        (
-            "drift-decline",
-            web(start, 1212, 450.0, &CALM, Drift::Growth(0.5)),
-        ),
-        (
-            "drift-launch",
-            web(
-                start,
-                1313,
-                300.0,
-                &CALM,
-                Drift::Step {
-                    day: 7,
-                    before: 0.6,
-                },
-            ),
-        ),
-        (
-            "drift-shift",
-            web(
-                start,
-                1414,
-                300.0,
-                &CALM,
-                Drift::Later {
-                    day: 10,
-                    hours: 2.0,
-                },
-            ),
-        ),
+        ("drift-growth", web(start, 1111, 250.0, &CALM, growth)),
+        ("drift-decline", web(start, 1212, 450.0, &CALM, decline)),
+        ("drift-launch", web(start, 1313, 300.0, &CALM, launch)),
+        ("drift-shift", web(start, 1414, 300.0, &CALM, later)),
     ];
     for (name, rows) in scenarios {
         let out = Path::new(&dir).join(name);
@@ -213,8 +192,8 @@ enum Drift {
 }
 
 impl Drift {
-    /// The level factor and the rhythm's extra phase (hours) on `day` of `days`, at `fraction`
-    /// (0-1) of the way through the run.
+    /// The level factor and the rhythm's extra phase (hours) on `day`, `fraction` (0-1) of the
+    /// way through the run.
     fn at(self, day: usize, fraction: f64) -> (f64, f64) {
         match self {
             Drift::None => (1.0, 0.0),
